@@ -1,0 +1,42 @@
+"""The Retriever seam: query -> ranked Hits, and a term-by-term explanation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ctxselect.registry import Registry
+from ctxselect.types import ChunkTable, Explanation, Hit
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Ranks the chunks of one :class:`ChunkTable` for a query.
+
+    Hits are best-first, rank starts at 1, ties break on ``chunk_id`` (table row order).
+    Chunks scoring exactly 0 are not returned.
+    """
+
+    mode: str
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return the ``k`` best hits for ``query``."""
+        ...
+
+    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
+        """Return ``{qid: hits}`` for every query."""
+        ...
+
+    def explain(self, query: str, chunk_id: str) -> Explanation:
+        """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
+        ...
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index artefacts to persist; ``load`` rebuilds the retriever from them."""
+        ...
+
+
+RETRIEVERS: Registry[Retriever] = Registry("mode")
+"""mode name -> class with ``build(table, **params)`` and ``load(table, arrays, **params)``."""

@@ -1,0 +1,207 @@
+"""The values that flow between pipeline stages: documents, chunks, hits, selections.
+
+All are frozen dataclasses; ``dataclasses.asdict`` of them is the JSON the CLI prints
+(``docs/formats.md``). Offsets are first-class: ``document.text[chunk.start:chunk.end]
+== chunk.text`` always holds, and a context header lives in its own field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One source document after loading and normalisation.
+
+    Attributes:
+        doc_id: Path relative to the indexed root (``/``-separated), or a BEIR ``_id``.
+        text: The normalised text every chunk offset points into.
+        title: A title kept apart from ``text`` (BEIR title, HTML <title>); may be empty.
+        source: Where the document came from (file path, or ``file.jsonl:line``).
+        content_hash: Hex SHA-256 of ``title`` and ``text``; unchanged hash, unchanged work.
+        kind: Loader that produced it: ``text``, ``markdown``, ``code``, ``html``, ``beir``.
+    """
+
+    doc_id: str
+    text: str
+    title: str = ""
+    source: str = ""
+    content_hash: str = ""
+    kind: str = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A self-contained piece of one document.
+
+    Attributes:
+        chunk_id: ``f"{doc_id}#{ordinal}"``; unique within an index.
+        doc_id: The document this chunk comes from.
+        ordinal: Position of the chunk within its document, from 0.
+        start: Offset of the first character in the document's text.
+        end: Offset one past the last character; ``doc.text[start:end] == text``.
+        text: The chunk's own text, exactly as in the document.
+        header: Context that makes the chunk self-contained (document title, or the
+            heading path "Guide > Install > Linux"); not part of ``text``.
+        n_tokens: Tokens of ``text`` in the tokenizer the chunk was made with.
+        parent_id: Id of the enclosing section (markdown chunker), or "" when none.
+    """
+
+    chunk_id: str
+    doc_id: str
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    header: str = ""
+    n_tokens: int = 0
+    parent_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked search result: a chunk, its score and its rank (from 1)."""
+
+    rank: int
+    chunk_id: str
+    doc_id: str
+    score: float
+    start: int
+    end: int
+    n_tokens: int
+    text: str
+    header: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TermExplanation:
+    """How one query term contributes to a chunk's score."""
+
+    term: str
+    tf: float
+    df: int
+    idf: float
+    contribution: float
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A score taken apart term by term; contributions add up to ``score``."""
+
+    query: str
+    chunk_id: str
+    mode: str
+    score: float
+    terms: tuple[TermExplanation, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SelectedChunk:
+    """A piece of context in a selection: one chunk, or adjacent chunks merged.
+
+    ``tokens`` is what this piece costs in the budget, framing included;
+    ``n_tokens`` is the text alone.
+    """
+
+    chunk_ids: tuple[str, ...]
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    header: str
+    score: float
+    n_tokens: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedChunk:
+    """A ranked chunk the selection left out, and why."""
+
+    chunk_id: str
+    doc_id: str
+    tokens: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Chunks chosen to fit a token budget, in prompt order, with what was left out.
+
+    ``tokens_used`` never exceeds ``budget``. ``note`` says why a selection is empty
+    when it is.
+    """
+
+    chunks: tuple[SelectedChunk, ...]
+    tokens_used: int
+    budget: int
+    dropped: tuple[DroppedChunk, ...] = ()
+    packer: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTable:
+    """Column view of every chunk in an index, row ``i`` = i-th chunk in chunk_id order.
+
+    Retrievers score rows and turn the best rows into :class:`Hit` values through this
+    table, so a search never goes back to disk.
+    """
+
+    chunk_ids: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    n_tokens: tuple[int, ...]
+    texts: tuple[str, ...]
+    headers: tuple[str, ...]
+    row_of: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.row_of:
+            self.row_of.update({cid: i for i, cid in enumerate(self.chunk_ids)})
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @classmethod
+    def from_chunks(cls, chunks: list[Chunk] | tuple[Chunk, ...]) -> ChunkTable:
+        """Build a table from chunks, sorted by ``chunk_id`` so ties break reproducibly."""
+        rows = sorted(chunks, key=lambda c: c.chunk_id)
+        return cls(
+            chunk_ids=tuple(c.chunk_id for c in rows),
+            doc_ids=tuple(c.doc_id for c in rows),
+            starts=tuple(c.start for c in rows),
+            ends=tuple(c.end for c in rows),
+            n_tokens=tuple(c.n_tokens for c in rows),
+            texts=tuple(c.text for c in rows),
+            headers=tuple(c.header for c in rows),
+        )
+
+    def hit(self, row: int, rank: int, score: float) -> Hit:
+        """Make the Hit for ``row`` at ``rank`` with ``score``."""
+        return Hit(
+            rank,
+            self.chunk_ids[row],
+            self.doc_ids[row],
+            score,
+            self.starts[row],
+            self.ends[row],
+            self.n_tokens[row],
+            self.texts[row],
+            self.headers[row],
+        )
+
+    def indexed_text(self, row: int) -> str:
+        """The text a keyword index sees for ``row``: header, then chunk text."""
+        header = self.headers[row]
+        return f"{header}\n{self.texts[row]}" if header else self.texts[row]
+
+
+Qrels = dict[str, dict[str, int]]
+"""qid -> {doc_id: grade}; grade >= 1 means relevant (trec_eval's convention)."""
+
+Run = dict[str, dict[str, float]]
+"""qid -> {doc_id or chunk_id: score}; higher is better."""
