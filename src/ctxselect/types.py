@@ -131,7 +131,7 @@ class Selection:
     """Chunks chosen to fit a token budget, in prompt order, with what was left out.
 
     ``tokens_used`` never exceeds ``budget``. ``note`` says why a selection is empty
-    when it is.
+    when it is. ``format`` is the framing the pieces were costed in; render with it.
     """
 
     chunks: tuple[SelectedChunk, ...]
@@ -140,6 +140,7 @@ class Selection:
     dropped: tuple[DroppedChunk, ...] = ()
     packer: str = ""
     note: str = ""
+    format: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,3 +206,42 @@ Qrels = dict[str, dict[str, int]]
 
 Run = dict[str, dict[str, float]]
 """qid -> {doc_id or chunk_id: score}; higher is better."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one ``index`` run did.
+
+    ``skipped`` maps a reason (binary, empty, too_large, ...) to a count; ``unreadable``
+    lists files that could not be read, with why. ``rebuilt`` says whether ranking
+    artefacts were recomputed (False when nothing changed).
+    """
+
+    index: str
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    documents: int
+    chunks: int
+    rebuilt: bool
+    seconds: float
+    skipped: dict[str, int] = field(default_factory=dict)
+    unreadable: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    """What an index holds and how it was built."""
+
+    index: str
+    documents: int
+    chunks: int
+    tokens: int
+    disk_bytes: int
+    schema_version: int
+    settings: dict[str, object]
+    modes: tuple[str, ...]
+    created: str
+    updated: str

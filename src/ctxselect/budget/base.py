@@ -13,6 +13,15 @@ SpanText = Callable[[str, int, int], str]
 
 
 @runtime_checkable
+class Counter(Protocol):
+    """What a packer needs of a token counter (``tokens.TokenCounter`` is one)."""
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens ``text`` encodes to."""
+        ...
+
+
+@runtime_checkable
 class Packer(Protocol):
     """Fills a token budget with the best chunks."""
 

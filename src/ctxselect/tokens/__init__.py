@@ -1,1 +1,15 @@
-"""tokens."""
+"""Token counters: exact, named tokenizers behind the ``TokenCounter`` seam."""
+
+from ctxselect.tokens.base import TOKENIZERS, TokenCounter
+from ctxselect.tokens.bpe import TiktokenCounter
+from ctxselect.tokens.counters import count_many, get_counter
+from ctxselect.tokens.estimate import CharsPerTokenCounter
+
+__all__ = [
+    "TOKENIZERS",
+    "CharsPerTokenCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "count_many",
+    "get_counter",
+]

@@ -1,0 +1,215 @@
+"""Split a span of text into pieces of at most ``size`` tokens, with optional overlap.
+
+Recursive splitting as in langchain's RecursiveCharacterTextSplitter and semchunk: cut at
+the coarsest boundary that exists (paragraphs, lines, sentences, words, then characters),
+recurse into pieces still too large, then pack pieces back together greedily. The limit
+is a hard guarantee: every packed piece is counted exactly once more and shrunk if BPE
+merges across a boundary ever push it over.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from ctxselect.chunk.spans import Piece, check_size, has_text, trim
+from ctxselect.errors import ConfigError
+from ctxselect.tokens.base import TokenCounter
+from ctxselect.tokens.counters import count_many
+
+# Coarsest first. A cut starts a piece, so separators lead the next piece (" word"),
+# which is also how BPE tokenizers attach whitespace: piece counts then add up closely.
+SEPARATORS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\n\s*\n"),  # blank line: paragraphs
+    re.compile(r"\n"),  # lines
+    re.compile(r"(?<=[.!?…。！？])\s+"),  # sentences
+    re.compile(r"\s+"),  # words
+)
+
+
+def cut(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Return the spans of ``text[start:end]`` between cuts at ``pattern``, blank ones dropped."""
+    edges = [start]
+    edges.extend(m.start() for m in pattern.finditer(text, start, end) if m.start() > start)
+    edges.append(end)
+    return [(a, b) for a, b in itertools.pairwise(edges) if has_text(text, a, b)]
+
+
+class RecursiveSplitter:
+    """Cut spans into pieces of at most ``size`` tokens of ``counter``.
+
+    Args:
+        counter: The tokenizer the limit is counted in.
+        size: Hard maximum of tokens per piece.
+        overlap: Tokens (at most) repeated from the end of one piece at the start of the
+            next; must be smaller than ``size``.
+    """
+
+    def __init__(self, counter: TokenCounter, size: int, overlap: int = 0) -> None:
+        check_size("tokens", size, overlap)
+        self.counter = counter
+        self.size = size
+        self.overlap = overlap
+
+    def split(self, text: str, start: int = 0, end: int | None = None) -> list[Piece]:
+        """Return trimmed, non-blank pieces of ``text[start:end]`` in order, each <= size.
+
+        Raises:
+            ConfigError: A single character is more tokens than ``size``.
+        """
+        start, end = trim(text, start, len(text) if end is None else end)
+        if start == end:
+            return []
+        n = self.counter.count(text[start:end])
+        if n <= self.size:
+            return [Piece(start, end, n)]
+        # Atoms leave room for the overlap so that each chunk can take one fresh atom.
+        atoms = self._atoms(text, start, end, self.size - self.overlap, 0)
+        return self._pack(text, atoms)
+
+    def _atoms(self, text: str, start: int, end: int, limit: int, level: int) -> list[Piece]:
+        """Cut ``text[start:end]`` into untrimmed pieces of at most ``limit`` tokens."""
+        for lvl in range(level, len(SEPARATORS)):
+            spans = cut(text, start, end, SEPARATORS[lvl])
+            if len(spans) > 1:
+                break
+        else:
+            return self._char_atoms(text, start, end, limit)
+        counts = count_many(self.counter, [text[a:b] for a, b in spans])
+        atoms: list[Piece] = []
+        for (a, b), n in zip(spans, counts, strict=True):
+            if n <= limit:
+                atoms.append(Piece(a, b, n))
+            else:
+                atoms.extend(self._atoms(text, a, b, limit, lvl + 1))
+        return atoms
+
+    def _char_atoms(self, text: str, start: int, end: int, limit: int) -> list[Piece]:
+        """Cut a span without separators into the longest prefixes of <= ``limit`` tokens.
+
+        A single character above ``limit`` becomes an atom of its own; the packer decides.
+        """
+        atoms: list[Piece] = []
+        guess = 4 * limit
+        while start < end:
+            length, n = self._fit_prefix(text, start, end, limit, guess, strip=False)
+            if has_text(text, start, start + length):
+                atoms.append(Piece(start, start + length, n))
+            start += length
+            guess = length
+        return atoms
+
+    def _fit_prefix(
+        self, text: str, start: int, end: int, limit: int, guess: int, *, strip: bool
+    ) -> tuple[int, int]:
+        """Return ``(length, tokens)`` of a longest prefix of <= ``limit`` tokens (length >= 1).
+
+        Gallops from ``guess`` then bisects, so a prefix costs O(log length) encodings.
+        With ``strip`` the prefix is counted without trailing whitespace.
+        """
+        count = self.counter.count
+
+        def tokens(length: int) -> int:
+            piece = text[start : start + length]
+            return count(piece.rstrip() if strip else piece)
+
+        lo, lo_n = 1, tokens(1)
+        if lo_n > limit:
+            return lo, lo_n
+        hi = min(end - start, max(2, guess))
+        while hi > lo:
+            n = tokens(hi)
+            if n > limit:
+                break
+            lo, lo_n = hi, n
+            hi = min(end - start, 2 * hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            n = tokens(mid)
+            if n <= limit:
+                lo, lo_n = mid, n
+            else:
+                hi = mid
+        return lo, lo_n
+
+    def _pack(self, text: str, atoms: list[Piece]) -> list[Piece]:
+        """Pack atoms greedily into pieces of <= size tokens, carrying the overlap over."""
+        pieces: list[Piece] = []
+        first = fresh = 0  # atoms[first:fresh] is the overlap carried from the last piece
+        while fresh < len(atoms):
+            total = sum(a.n_tokens for a in atoms[first:fresh])
+            stop = fresh
+            while stop < len(atoms) and total + atoms[stop].n_tokens <= self.size:
+                total += atoms[stop].n_tokens
+                stop += 1
+            if stop == fresh and first < fresh:
+                first += 1  # the overlap leaves no room for the next atom: shorten it
+                continue
+            fitted = self._verify(text, atoms, first, fresh, max(stop, fresh + 1))
+            if fitted is None:
+                self._cut_atom(text, atoms, fresh)
+                first = fresh
+                continue
+            first, stop, piece = fitted
+            pieces.append(piece)
+            first, fresh = self._overlap_start(text, atoms, first, stop)
+        return pieces
+
+    def _verify(
+        self, text: str, atoms: list[Piece], first: int, fresh: int, stop: int
+    ) -> tuple[int, int, Piece] | None:
+        """Count ``atoms[first:stop]`` exactly; drop atoms until it fits, or None if it cannot.
+
+        Fresh atoms go first (the piece keeps its overlap while it can), then overlap
+        atoms; None means the single fresh atom alone is above the limit once trimmed.
+        """
+        while True:
+            start, end = trim(text, atoms[first].start, atoms[stop - 1].end)
+            n = self.counter.count(text[start:end])
+            if n <= self.size:
+                return first, stop, Piece(start, end, n)
+            if stop - fresh > 1:
+                stop -= 1
+            elif first < fresh:
+                first += 1
+            else:
+                return None
+
+    def _cut_atom(self, text: str, atoms: list[Piece], index: int) -> None:
+        """Replace ``atoms[index]`` by a prefix that fits once trimmed, and the rest."""
+        atom = atoms[index]
+        start, end = trim(text, atom.start, atom.end)
+        length, n = self._fit_prefix(text, start, end, self.size, self.size, strip=True)
+        if n > self.size:
+            name = getattr(self.counter, "name", "the tokenizer")
+            raise ConfigError(
+                f"chunk size {self.size} is too small: the character {text[start]!r} "
+                f"(U+{ord(text[start]):04X}) alone is {n} tokens in {name}; use a larger size"
+            )
+        parts = [Piece(start, start + length, n)]
+        if start + length < end:
+            rest = text[start + length : end]
+            parts.append(Piece(start + length, end, self.counter.count(rest)))
+        atoms[index : index + 1] = parts
+
+    def _overlap_start(
+        self, text: str, atoms: list[Piece], first: int, stop: int
+    ) -> tuple[int, int]:
+        """Return ``(first, fresh)`` for the next piece after ``atoms[first:stop]``.
+
+        The overlap is the longest run of trailing atoms within ``overlap`` tokens, never
+        the whole previous piece. A last atom above the overlap is cut finer first, so
+        some text is repeated whenever the last character allows it.
+        """
+        if not self.overlap or stop == len(atoms):
+            return stop, stop
+        last = atoms[stop - 1]
+        if last.n_tokens > self.overlap:
+            finer = self._atoms(text, last.start, last.end, self.overlap, 0)
+            atoms[stop - 1 : stop] = finer
+            stop += len(finer) - 1
+        start, total = stop, 0
+        while start - 1 > first and total + atoms[start - 1].n_tokens <= self.overlap:
+            start -= 1
+            total += atoms[start].n_tokens
+        return start, stop

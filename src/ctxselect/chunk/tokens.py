@@ -1,0 +1,49 @@
+"""The ``tokens`` chunker: recursive splitting under a hard token limit, optional overlap."""
+
+from __future__ import annotations
+
+from ctxselect.chunk.base import CHUNKERS
+from ctxselect.chunk.recursive import RecursiveSplitter
+from ctxselect.chunk.spans import Row, to_chunks
+from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_TOKENIZER
+from ctxselect.tokens.base import TokenCounter
+from ctxselect.tokens.counters import get_counter
+from ctxselect.types import Chunk, Document
+
+
+@CHUNKERS.register("tokens")
+class TokenChunker:
+    """Cut documents into chunks of at most ``size`` tokens, never more.
+
+    Boundaries are tried coarsest first (paragraphs, lines, sentences, words, then
+    characters) and pieces are packed greedily up to the limit. Each chunk's header is the
+    document title.
+
+    Args:
+        size: Maximum tokens of ``counter`` per chunk.
+        overlap: Tokens (at most) repeated from the end of each chunk at the start of the
+            next; smaller than ``size``.
+        counter: The tokenizer; the default tokenizer when None.
+    """
+
+    name = "tokens"
+
+    def __init__(
+        self,
+        size: int = DEFAULT_CHUNK_SIZE,
+        overlap: int = 0,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.counter = counter if counter is not None else get_counter(DEFAULT_TOKENIZER)
+        self.splitter = RecursiveSplitter(self.counter, size, overlap)
+        self.size = size
+        self.overlap = overlap
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        """Return the chunks of ``doc`` in document order.
+
+        Raises:
+            ConfigError: ``size`` is smaller than the tokens of a single character.
+        """
+        pieces = self.splitter.split(doc.text)
+        return to_chunks(doc, (Row(p.start, p.end, p.n_tokens, doc.title) for p in pieces))

@@ -1,0 +1,134 @@
+"""Read queries: BEIR ``queries.jsonl``, the lab's labeled JSONL, and a BEIR split folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxselect.errors import InputError
+from ctxselect.eval._files import PathLike, line_error, read_lines
+from ctxselect.eval.qrels_io import load_qrels
+from ctxselect.types import Qrels
+
+_QUERY_EXPECTED = 'a JSON object {"_id": "<query id>", "text": "<query text>"}'
+_LABELED_EXPECTED = (
+    'a JSON object {"query": "<text>", "label": "<doc id or its leading part>"} '
+    '(optional "qid": "<id>")'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledQuery:
+    """One lab query and the label naming where its answer is (see ``label_matches``)."""
+
+    qid: str
+    query: str
+    label: str
+
+
+def _json_object(path: PathLike, number: int, line: str, expected: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        raise line_error(path, number, expected, line) from None
+    if not isinstance(value, dict):
+        raise line_error(path, number, expected, line)
+    return value
+
+
+def _text_field(record: dict[str, Any], key: str, *, ids: bool = False) -> str | None:
+    value = record.get(key)
+    if ids and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # some BEIR exports write numeric ids unquoted
+    if isinstance(value, str) and value.strip():
+        return value if not ids else value.strip()
+    return None
+
+
+def read_queries(path: PathLike) -> dict[str, str]:
+    """Read BEIR ``queries.jsonl``: one ``{"_id", "text"}`` object per line.
+
+    Returns:
+        qid -> query text, in file order.
+
+    Raises:
+        InputError: A line is not such an object, or a query id repeats.
+    """
+    queries: dict[str, str] = {}
+    for number, line in read_lines(path, "queries"):
+        record = _json_object(path, number, line, _QUERY_EXPECTED)
+        qid = _text_field(record, "_id", ids=True)
+        text = _text_field(record, "text")
+        if qid is None or text is None:
+            raise line_error(path, number, _QUERY_EXPECTED, line)
+        if qid in queries:
+            raise InputError(
+                f"{path!s}:{number}: query id {qid!r} appears twice: ids must be unique"
+            )
+        queries[qid] = text
+    return queries
+
+
+def read_labeled(path: PathLike) -> list[LabeledQuery]:
+    """Read the lab's labeled JSONL: ``{"query": ..., "label": ...}`` per line.
+
+    A line without ``"qid"`` gets ``q<n>``, where ``n`` counts the queries of the file
+    from 1 (blank lines are not counted). Labels are strings: write ``"02"``, not ``2``,
+    since ``"2"`` and ``"02"`` match different documents.
+
+    Raises:
+        InputError: A line is not such an object, a label is not a non-empty string,
+            or a query id repeats.
+    """
+    items: list[LabeledQuery] = []
+    seen: set[str] = set()
+    for number, line in read_lines(path, "labeled queries"):
+        record = _json_object(path, number, line, _LABELED_EXPECTED)
+        query = _text_field(record, "query")
+        label = _text_field(record, "label", ids=False)
+        qid = _text_field(record, "qid", ids=True) if "qid" in record else f"q{len(items) + 1}"
+        if query is None or label is None or qid is None:
+            raise line_error(path, number, _LABELED_EXPECTED, line)
+        if qid in seen:
+            raise InputError(
+                f"{path!s}:{number}: query id {qid!r} appears twice: give every line a "
+                'unique "qid", or none so ids q1, q2, ... are numbered by position'
+            )
+        seen.add(qid)
+        items.append(LabeledQuery(qid, query, label.strip()))
+    return items
+
+
+def load_beir_split(folder: PathLike, split: str = "test") -> tuple[dict[str, str], Qrels]:
+    """Load the queries and qrels of one split of a BEIR dataset folder.
+
+    The folder holds ``queries.jsonl`` and ``qrels/<split>.tsv``. As BEIR's own loader
+    does, only queries that the split judges are returned.
+
+    Returns:
+        (qid -> query text, qrels), both restricted to the split's queries.
+
+    Raises:
+        InputError: A file is missing or malformed, or the split judges a query that
+            ``queries.jsonl`` lacks.
+    """
+    root = Path(folder)
+    qrels_path = root / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        splits = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
+        raise InputError(
+            f"no qrels for split {split!r} at {qrels_path}: expected the BEIR layout "
+            f"<folder>/qrels/<split>.tsv; splits found: {', '.join(splits) or 'none'}"
+        )
+    qrels = load_qrels(qrels_path)
+    all_queries = read_queries(root / "queries.jsonl")
+    unknown = sorted(qid for qid in qrels if qid not in all_queries)
+    if unknown:
+        raise InputError(
+            f"{qrels_path} judges {len(unknown)} queries missing from "
+            f"{root / 'queries.jsonl'} (e.g. {', '.join(unknown[:3])}): use the queries "
+            "file of the same dataset version"
+        )
+    return {qid: text for qid, text in all_queries.items() if qid in qrels}, qrels

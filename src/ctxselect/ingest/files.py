@@ -1,0 +1,214 @@
+"""Load files and folders as Documents: the entry point of the ingest stage.
+
+Doc ids are paths relative to one base folder, ``/``-separated: a single folder root is
+its own base, a single file's base is the folder holding it (its id is its name), and
+several roots share their common parent folder so ids stay unique. BEIR corpus records
+use their ``_id`` instead. See :mod:`ctxselect.ingest.walk` for the ignore rules and
+:mod:`ctxselect.ingest.text` for the normalisation chunk offsets point into.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from typing import Any
+
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.ingest.beir import load_beir
+from ctxselect.ingest.kinds import SNIFF
+from ctxselect.ingest.report import IngestReport, IngestResult, Tally
+from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
+from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error
+from ctxselect.types import Document
+
+DEFAULT_MAX_BYTES = 50_000_000
+
+PathArg = str | os.PathLike[str]
+
+
+def read_bytes(path: str) -> bytes:
+    """Return the whole content of file ``path`` (one place, so tests can fail it)."""
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def load_paths(
+    paths: PathArg | Iterable[PathArg],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: bool = False,
+) -> IngestResult:
+    """Load files, folders and BEIR corpora as normalised Documents sorted by ``doc_id``.
+
+    Files that cannot be read are listed in the report while everything else loads;
+    show ``result.report.summary()`` to the user.
+
+    Args:
+        paths: One path or several: files, folders, BEIR ``.jsonl`` corpora, or BEIR
+            dataset folders (``corpus.jsonl`` beside ``queries.jsonl`` or ``qrels/``).
+        max_bytes: Files larger than this are skipped (for BEIR corpora: records).
+        progress: Show a tqdm progress bar on stderr (pass ``sys.stderr.isatty()``).
+
+    Returns:
+        The documents and an :class:`IngestReport` of what was skipped and why.
+
+    Raises:
+        InputError: A root path does not exist, a ``.jsonl`` file is not a valid BEIR
+            corpus, or two documents end up with the same ``doc_id``.
+        ConfigError: ``max_bytes`` is not positive.
+    """
+    if max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a positive number of bytes, got {max_bytes}")
+    roots = _check_roots(paths)
+    tally = Tally()
+    scanner = Scanner(tally, max_bytes)
+    base = _base_folder([os.path.abspath(r) for r in roots])
+    for root in roots:
+        _scan_root(scanner, root, base)
+    candidates = _dedupe(scanner.candidates)
+    docs = _load_all(candidates, max_bytes, tally, progress)
+    docs.sort(key=lambda d: d.doc_id)
+    _check_unique(docs)
+    return IngestResult(documents=tuple(docs), report=tally.freeze(len(docs)))
+
+
+def _check_roots(paths: PathArg | Iterable[PathArg]) -> list[str]:
+    """Return the roots as strings, without repeats; raise if one does not exist."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    roots = list(dict.fromkeys(os.fspath(p) for p in items))
+    if not roots:
+        raise InputError("no paths given: pass at least one file or folder to load")
+    for root in roots:
+        if not os.path.exists(root):
+            what = "is a broken symlink" if os.path.islink(root) else "does not exist"
+            raise InputError(
+                f"path {root!r} {what}: check the spelling, or run from the folder it is "
+                f"relative to (current folder: {os.getcwd()})"
+            )
+    return roots
+
+
+def _base_folder(abs_roots: list[str]) -> str:
+    """The folder doc ids are relative to: common parent of the roots (a file's is its folder)."""
+    folders = [r if os.path.isdir(r) else os.path.dirname(r) for r in abs_roots]
+    return os.path.commonpath(folders)
+
+
+def _doc_id(abs_path: str, base: str) -> str:
+    rel = os.path.relpath(abs_path, base)
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def _scan_root(scanner: Scanner, root: str, base: str) -> None:
+    """Scan a folder root, or queue a file root (ignore rules do not apply to it)."""
+    abs_root = os.path.abspath(root)
+    if os.path.isdir(root):
+        prefix = _doc_id(abs_root, base)
+        scanner.scan_dir(root, prefix + "/" if prefix else "")
+        return
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        scanner.tally.unreadable.append((root, describe_os_error(exc)))
+        return
+    if stat.S_ISREG(st.st_mode):
+        scanner.add_file(root, _doc_id(abs_root, base), st.st_size, explicit=True)
+    else:
+        scanner.tally.unreadable.append((root, "not a regular file"))
+
+
+def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop a file reached twice under the same id (nested roots); keep real clashes."""
+    seen: dict[str, str] = {}
+    kept = []
+    for cand in candidates:
+        real = os.path.realpath(cand.path)
+        if seen.get(cand.doc_id) == real:
+            continue
+        seen.setdefault(cand.doc_id, real)
+        kept.append(cand)
+    return kept
+
+
+def _load_all(
+    candidates: list[Candidate], max_bytes: int, tally: Tally, progress: bool
+) -> list[Document]:
+    """Load every candidate, collecting unreadable ones in the tally."""
+    docs: list[Document] = []
+    bar = _progress_bar(sum(c.size for c in candidates), progress)
+    with bar as pbar:
+        advance: Callable[[int], object] | None = pbar.update if pbar is not None else None
+        for cand in candidates:
+            try:
+                if cand.kind == "beir":
+                    docs.extend(
+                        load_beir(cand.path, max_bytes=max_bytes, tally=tally, advance=advance)
+                    )
+                    continue
+                doc = _load_file(cand, max_bytes, tally)
+            except OSError as exc:
+                tally.unreadable.append((cand.path, describe_os_error(exc)))
+                continue
+            if doc is not None:
+                docs.append(doc)
+            if advance is not None:
+                advance(cand.size)
+    return docs
+
+
+def _progress_bar(total: int, progress: bool) -> Any:
+    if not progress:
+        return nullcontext(None)
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="ingest",
+                file=sys.stderr)  # fmt: skip
+
+
+def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None:
+    """Read, sniff, decode and normalise one file; None if it is skipped (and counted)."""
+    data = read_bytes(cand.path)
+    if len(data) > max_bytes:  # grew after the scan
+        tally.too_large += 1
+        return None
+    if is_binary(data):
+        tally.binary += 1
+        return None
+    text, replaced = decode(data)
+    text = normalize(text)
+    kind = "text" if cand.kind == SNIFF else cand.kind
+    title = ""
+    if kind == "html":
+        from ctxselect.ingest.html import html_to_text
+
+        title, text = html_to_text(text)
+    if not text.strip():
+        tally.empty += 1
+        return None
+    if replaced:
+        tally.decoded_with_replacement += 1
+    return Document(
+        doc_id=cand.doc_id,
+        text=text,
+        title=title,
+        source=cand.path,
+        content_hash=content_hash(title, text),
+        kind=kind,
+    )
+
+
+def _check_unique(docs: list[Document]) -> None:
+    """Raise InputError naming both sources if two documents share a doc_id (docs sorted)."""
+    for prev, doc in itertools.pairwise(docs):
+        if prev.doc_id == doc.doc_id:
+            raise InputError(
+                f"duplicate doc_id {doc.doc_id!r} from {prev.source} and {doc.source}: doc ids "
+                f"must be unique; remove one of them or index them separately"
+            )
+
+
+__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "load_paths"]

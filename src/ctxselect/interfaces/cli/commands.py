@@ -1,0 +1,172 @@
+"""Index and read-path commands: index, search, select, explain, chunk, info."""
+
+from __future__ import annotations
+
+import click
+
+from ctxselect import api
+from ctxselect.config import DEFAULT_CHUNKER, DEFAULT_CHUNK_SIZE, DEFAULT_K, BM25Params, ChunkSpec
+from ctxselect.interfaces.cli import render
+from ctxselect.interfaces.cli.main import (
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+    mode_option,
+    progress_enabled,
+)
+
+
+def chunk_options(func):  # type: ignore[no-untyped-def]
+    """Add the chunking flags shared by ``index``, ``chunk``, ``eval`` and ``lab``."""
+    func = click.option("--chunker", default=None, help="auto, paragraph, tokens, markdown.")(func)
+    func = click.option(
+        "--size", type=int, default=None, help="Chunk size (tokens; characters for paragraph)."
+    )(func)
+    func = click.option("--overlap", type=int, default=None, help="Overlap in tokens.")(func)
+    return click.option("--tokenizer", default=None, help="cl100k (default) or chars4.")(func)
+
+
+def chunk_spec(
+    chunker: str | None, size: int | None, overlap: int | None, tokenizer: str | None
+) -> ChunkSpec | None:
+    """Build a ChunkSpec from flags, or None when no flag was given (keep the index's)."""
+    if chunker is None and size is None and overlap is None and tokenizer is None:
+        return None
+    default = ChunkSpec()
+    return ChunkSpec(
+        chunker=chunker or DEFAULT_CHUNKER,
+        size=size if size is not None else DEFAULT_CHUNK_SIZE,
+        overlap=overlap if overlap is not None else 0,
+        tokenizer=tokenizer or default.tokenizer,
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@index_option
+@chunk_options
+@click.option("--k1", type=float, default=None, help="BM25 k1 (default 1.5).")
+@click.option("--b", "b", type=float, default=None, help="BM25 b (default 0.75).")
+@click.option("--max-bytes", type=int, default=api.DEFAULT_MAX_BYTES, help="Skip larger files.")
+@json_option
+def index(
+    paths: tuple[str, ...],
+    index: str | None,
+    chunker: str | None,
+    size: int | None,
+    overlap: int | None,
+    tokenizer: str | None,
+    k1: float | None,
+    b: float | None,
+    max_bytes: int,
+    as_json: bool,
+) -> None:
+    """Index PATHS (files, folders, BEIR corpus.jsonl); unchanged documents are skipped."""
+    bm25 = None
+    if k1 is not None or b is not None:
+        base = BM25Params()
+        bm25 = BM25Params(k1=base.k1 if k1 is None else k1, b=base.b if b is None else b)
+    report = api.index_paths(
+        paths,
+        index,
+        chunk=chunk_spec(chunker, size, overlap, tokenizer),
+        bm25=bm25,
+        max_bytes=max_bytes,
+        progress=progress_enabled(),
+    )
+    emit_json(report) if as_json else click.echo(render.index_report(report))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=DEFAULT_K, show_default=True, help="Hits to return.")
+@mode_option
+@index_option
+@json_option
+def search(query: str, k: int, mode: str | None, index: str | None, as_json: bool) -> None:
+    """Rank chunks for QUERY and print the K best."""
+    with api.open_index(index) as idx:
+        hits = idx.search(query, k, mode)
+    emit_json(hits) if as_json else click.echo(render.hits(hits))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--budget", type=int, required=True, help="Token budget, framing included.")
+@click.option("--packer", default="skip", show_default=True, help="skip or greedy.")
+@click.option(
+    "--format", "fmt", default="markdown", show_default=True, help="markdown, xml or json."
+)
+@click.option("-k", "k", type=int, default=None, help="Ranked chunks to consider.")
+@mode_option
+@index_option
+@json_option
+def select(
+    query: str,
+    budget: int,
+    packer: str,
+    fmt: str,
+    k: int | None,
+    mode: str | None,
+    index: str | None,
+    as_json: bool,
+) -> None:
+    """Select the best chunks for QUERY that fit BUDGET tokens and print the context."""
+    with api.open_index(index) as idx:
+        selection = idx.select(query, budget, mode=mode, packer=packer, format=fmt, k=k)
+        context = idx.render(selection, fmt)
+    if as_json:
+        emit_json(selection)
+        return
+    click.echo(context, nl=False)
+    click.echo(render.selection_summary(selection), err=True)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--chunk-id", default=None, help="Chunk to explain (default: the top K hits).")
+@click.option("-k", "k", type=int, default=3, show_default=True, help="Hits to explain.")
+@mode_option
+@index_option
+@json_option
+def explain(
+    query: str, chunk_id: str | None, k: int, mode: str | None, index: str | None, as_json: bool
+) -> None:
+    """Show how each query term contributes to a chunk's score."""
+    with api.open_index(index) as idx:
+        if chunk_id:
+            explanations = [idx.explain(query, chunk_id, mode)]
+        else:
+            explanations = idx.explain_top(query, k, mode)
+    if as_json:
+        emit_json(explanations[0] if chunk_id else explanations)
+        return
+    click.echo(render.explanations(explanations))
+
+
+@cli.command("chunk")
+@click.argument("file", type=click.Path())
+@chunk_options
+@json_option
+def chunk_cmd(
+    file: str,
+    chunker: str | None,
+    size: int | None,
+    overlap: int | None,
+    tokenizer: str | None,
+    as_json: bool,
+) -> None:
+    """Chunk FILE and print its chunks with offsets and token counts (indexes nothing)."""
+    chunks = api.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
+    emit_json(chunks) if as_json else click.echo(render.chunks(chunks))
+
+
+@cli.command()
+@index_option
+@json_option
+def info(index: str | None, as_json: bool) -> None:
+    """Show what an index holds and how it was built."""
+    with api.open_index(index) as idx:
+        data = idx.info()
+    emit_json(data) if as_json else click.echo(render.info(data))

@@ -1,0 +1,37 @@
+"""Generate docs/cli.md from the commands' own ``--help`` text.
+
+Run ``python -m ctxselect.interfaces.cli.docgen > docs/cli.md``; a test fails when the
+file is stale or a command is missing from it.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ctxselect.interfaces.cli import commands, experiments  # noqa: F401  (register commands)
+from ctxselect.interfaces.cli.main import cli
+
+HEADER = """# CLI reference
+
+Generated from `--help` by `python -m ctxselect.interfaces.cli.docgen > docs/cli.md`;
+do not edit by hand. Every command takes `--json` (the API's return value as JSON on
+stdout) and `--index DIR` where it reads an index (environment variable
+`CTXSELECT_INDEX`). Errors are one line on stderr with exit code 1; `ctxselect --debug
+COMMAND ...` shows the traceback.
+"""
+
+
+def cli_reference() -> str:
+    """Return the Markdown reference of the top-level help and every command's help."""
+    parts = [HEADER]
+    with click.Context(cli, info_name="ctxselect", terminal_width=100) as ctx:
+        parts.append("## ctxselect\n\n```text\n" + cli.get_help(ctx) + "\n```\n")
+        for name in sorted(cli.commands):
+            command = cli.commands[name]
+            with click.Context(command, info_name=name, parent=ctx, terminal_width=100) as sub:
+                parts.append(f"## ctxselect {name}\n\n```text\n{command.get_help(sub)}\n```\n")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    click.echo(cli_reference(), nl=False)

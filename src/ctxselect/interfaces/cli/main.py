@@ -1,0 +1,96 @@
+"""The ``ctxselect`` command: one subcommand per api call, ``--json`` on every one.
+
+Each command body is parse -> one ``api`` call -> render. stdout carries data; stderr
+carries everything else. A :class:`CtxselectError` becomes one line on stderr and exit
+code 1 (``--debug`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ctxselect.config import INDEX_ENV
+from ctxselect.errors import CtxselectError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn API values (dataclasses, tuples, lists of them) into JSON-ready data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as JSON on stdout."""
+    click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
+
+
+class ErrorHandlingGroup(click.Group):
+    """Turns ctxselect errors into one stderr line and exit 1, unless ``--debug``."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxselectError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+
+
+def json_option(func: F) -> F:
+    """Add ``--json`` (machine-readable output on stdout)."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
+
+
+def index_option(func: F) -> F:
+    """Add ``--index DIR`` with the ``CTXSELECT_INDEX`` environment variable."""
+    return click.option(
+        "--index",
+        "index",
+        envvar=INDEX_ENV,
+        metavar="DIR",
+        default=None,
+        help=f"Index folder (env {INDEX_ENV}; default ./.ctxselect).",
+    )(func)
+
+
+def mode_option(func: F) -> F:
+    """Add ``--mode`` (retrieval mode; default: the index's)."""
+    return click.option(
+        "--mode", default=None, help="Retrieval mode: bm25, tfidf, tfidf-sum (default bm25)."
+    )(func)
+
+
+def progress_enabled() -> bool:
+    """Progress bars only when a person watches stderr."""
+    return sys.stderr.isatty()
+
+
+@click.group(cls=ErrorHandlingGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="ctxselect")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Decide what goes into an LLM's context window: chunk, rank, select under a budget."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def main() -> None:
+    """Entry point of the ``ctxselect`` script."""
+    from ctxselect.interfaces.cli import commands, experiments  # noqa: F401  (register commands)
+
+    cli(prog_name="ctxselect")

@@ -1,0 +1,183 @@
+"""BM25 over chunk rows, Lucene variant, scored eagerly as bm25s does.
+
+BM25 variant: Lucene >= 8 (as bm25s ``method="lucene"``; Kamphuis et al., ECIR 2020):
+``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and a term scores
+``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))``, without the constant ``(k1 + 1)``
+factor of the classic formula (it scales every score alike, so ranking is unchanged).
+``dl`` is the number of analyzed terms of the chunk's indexed text (header + text).
+A word repeated in the query counts once per occurrence, as in bm25s (that is what makes
+our nDCG match it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ctxselect.config import BM25Params
+from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError
+from ctxselect.retrieve._sparse import (
+    Postings,
+    QueryTerms,
+    SparseRetriever,
+    add_in_order,
+    dedupe,
+    index_corpus,
+    postings_from_arrays,
+)
+from ctxselect.retrieve.analyze import BM25Analyzer
+from ctxselect.retrieve.base import RETRIEVERS
+from ctxselect.types import ChunkTable, Explanation, TermExplanation
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(BM25Params))
+
+
+def bm25_params(params: BM25Params | None = None, **fields: Any) -> BM25Params:
+    """Return ``params`` (default ``BM25Params()``) with ``fields`` overriding it."""
+    unknown = sorted(set(fields) - set(_FIELDS))
+    if unknown:
+        raise ConfigError(
+            f"unknown BM25 parameter(s) {', '.join(unknown)}: choose from {', '.join(_FIELDS)}"
+        )
+    if params is not None and not isinstance(params, BM25Params):
+        raise ConfigError(f"params must be a BM25Params, got {type(params).__name__}")
+    return dataclasses.replace(params or BM25Params(), **fields)
+
+
+def bm25_idf(df: int, n: int) -> float:
+    """Lucene's BM25 idf, always positive: ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
+    return math.log1p((n - df + 0.5) / (df + 0.5))
+
+
+def bm25_weights(postings: Postings, params: BM25Params) -> np.ndarray:
+    """Compute every (term, row) BM25 weight, in float64, in posting order."""
+    n = len(postings.lengths)
+    df = np.diff(postings.indptr)
+    idf = np.log1p((n - df + 0.5) / (df + 0.5))  # bm25_idf, for every term at once
+    lengths = postings.lengths.astype(np.float64)
+    avgdl = float(lengths.mean()) if n else 0.0
+    norm = params.k1 * (1.0 - params.b + params.b * lengths / avgdl) if avgdl > 0 else lengths
+    tf = postings.tfs.astype(np.float64)
+    term_of_posting = np.repeat(np.arange(len(df)), df)
+    return idf[term_of_posting] * tf / (tf + norm[postings.rows])
+
+
+@RETRIEVERS.register("bm25")
+class BM25Retriever(SparseRetriever):
+    """Lucene-style BM25 over a :class:`ChunkTable`, with bm25s's analysis.
+
+    Weights are precomputed per (term, row) and stored as float32; scores sum them in
+    float64 (see ``ctxselect.retrieve._sparse``), so ``explain`` matches ``search`` exactly.
+    """
+
+    mode = "bm25"
+
+    def __init__(
+        self,
+        table: ChunkTable,
+        postings: Postings,
+        params: BM25Params,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        analyzer = BM25Analyzer(stem=params.stem, stopwords=params.stopwords)
+        if weights is None:
+            weights = bm25_weights(postings, params)
+        super().__init__(table, analyzer, postings, weights)
+        self.params = params
+
+    @classmethod
+    def build(
+        cls, table: ChunkTable, params: BM25Params | None = None, **fields: Any
+    ) -> BM25Retriever:
+        """Analyze every chunk of ``table`` and build the index.
+
+        Args:
+            table: The chunks; each is indexed as ``table.indexed_text(row)``.
+            params: BM25 settings (default ``BM25Params()``).
+            **fields: Overrides of single settings: ``k1``, ``b``, ``stem``, ``stopwords``.
+        """
+        p = bm25_params(params, **fields)
+        analyzer = BM25Analyzer(stem=p.stem, stopwords=p.stopwords)
+        texts = [table.indexed_text(row) for row in range(len(table))]
+        return cls(table, index_corpus(texts, analyzer), p)
+
+    @classmethod
+    def load(
+        cls,
+        table: ChunkTable,
+        arrays: Mapping[str, np.ndarray],
+        params: BM25Params | None = None,
+        **fields: Any,
+    ) -> BM25Retriever:
+        """Rebuild the retriever from :meth:`arrays` without re-analyzing the corpus.
+
+        ``k1`` and ``b`` may differ from the ones the index was built with (weights are
+        recomputed from the stored term counts); ``stem`` and ``stopwords`` may not.
+        """
+        p = bm25_params(params, **fields)
+        if "params" not in arrays or len(arrays["params"]) != 4:
+            raise IndexCorruptError("the bm25 index lacks the array params: rebuild the index")
+        k1, b, stem, stopwords = (float(x) for x in arrays["params"])
+        if (bool(stem), bool(stopwords)) != (p.stem, p.stopwords):
+            raise IndexMismatchError(
+                f"the bm25 index was built with stem={bool(stem)}, stopwords={bool(stopwords)} "
+                f"but stem={p.stem}, stopwords={p.stopwords} was asked for: rebuild the index"
+            )
+        postings = postings_from_arrays(arrays, table, "bm25")
+        same = (k1, b) == (p.k1, p.b)
+        return cls(table, postings, p, np.asarray(arrays["weights"]) if same else None)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Vocabulary (UTF-8, newline-joined), CSC postings, lengths, weights, params."""
+        p = self.params
+        out = self._base_arrays()
+        out["params"] = np.array([p.k1, p.b, float(p.stem), float(p.stopwords)])
+        return out
+
+    def _query(self, query: str) -> QueryTerms:
+        return dedupe(self._term_ids(query))
+
+    def explain(self, query: str, chunk_id: str) -> Explanation:
+        """Take ``chunk_id``'s BM25 score for ``query`` apart, one entry per query term.
+
+        Contributions are the stored float32 weights times the term's count in the query;
+        they add up (in query order) to exactly the score :meth:`search` reports.
+        """
+        row = self._row(chunk_id)
+        terms = self.analyzer.terms(query)
+        count: dict[str, int] = {}
+        for t in terms:
+            count[t] = count.get(t, 0) + 1
+        parts = []
+        for term, c in count.items():
+            tid = self._term_id.get(term)
+            if tid is None:
+                parts.append(TermExplanation(term, 0.0, 0, 0.0, 0.0))
+                continue
+            tf, weight = self._posting(tid, row)
+            df = self._df(tid)
+            parts.append(TermExplanation(term, float(tf), df, bm25_idf(df, self._n), weight * c))
+        return Explanation(
+            query=query,
+            chunk_id=chunk_id,
+            mode=self.mode,
+            score=add_in_order(p.contribution for p in parts),
+            terms=tuple(parts),
+            note=self._note(row),
+        )
+
+    def _note(self, row: int) -> str:
+        lengths = self.postings.lengths
+        avgdl = float(lengths.mean()) if len(lengths) else 0.0
+        p = self.params
+        return (
+            f"BM25 (Lucene >= 8, no (k1+1) factor): contribution = query count * idf * tf / "
+            f"(tf + k1*(1 - b + b*dl/avgdl)) with k1={p.k1}, b={p.b}, dl={int(lengths[row])}, "
+            f"avgdl={avgdl:.4f}, N={self._n}; idf = ln(1 + (N - df + 0.5)/(df + 0.5)); "
+            f"weights stored as float32, summed as float64; terms with df=0 are not in the "
+            f"index"
+        )

@@ -1,0 +1,204 @@
+"""The chapter's TF-IDF scorers over chunk rows: cosine ("tfidf") and plain sum ("tfidf-sum").
+
+Words are the chapter's: ``re.findall(r"[a-z]{3,}", text.lower())``, no stemming, no stop
+words. ``idf(t) = ln(N / df(t))`` over the N chunks (Spärck Jones 1972, natural log), so a
+word in every chunk weighs 0.
+
+- ``tfidf``: cosine between the query's and the chunk's tf x idf vectors, tf = raw counts.
+  Query words absent from the index have no idf and are left out of the query vector.
+- ``tfidf-sum``: the sum over distinct query words t of ``tf(t, chunk) / words(chunk) *
+  idf(t)``.
+
+Weights are precomputed per (term, row) as float32 and summed as float64, so ``explain``
+reproduces ``search``'s score exactly (see ``ctxselect.retrieve._sparse``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ctxselect.errors import ConfigError
+from ctxselect.retrieve._sparse import (
+    Postings,
+    QueryTerms,
+    SparseRetriever,
+    add_in_order,
+    index_corpus,
+    postings_from_arrays,
+)
+from ctxselect.retrieve.analyze import TfidfAnalyzer
+from ctxselect.retrieve.base import RETRIEVERS
+from ctxselect.types import ChunkTable, Explanation, TermExplanation
+
+
+def _no_params(mode: str, params: Mapping[str, Any]) -> None:
+    if params:
+        raise ConfigError(
+            f"mode {mode!r} takes no parameters, got {', '.join(sorted(params))}: "
+            f"remove them (only mode 'bm25' has k1, b, stem, stopwords)"
+        )
+
+
+@RETRIEVERS.register("tfidf")
+class TfidfRetriever(SparseRetriever):
+    """Cosine similarity of tf x idf vectors (the chapter's TF-IDF scorer)."""
+
+    mode = "tfidf"
+
+    def __init__(
+        self, table: ChunkTable, postings: Postings, weights: np.ndarray | None = None
+    ) -> None:
+        n = len(table)
+        df = np.diff(postings.indptr)
+        self._idf = np.log(n / df) if len(df) else np.zeros(0)
+        if weights is None:
+            weights = self._compute_weights(postings)
+        super().__init__(table, TfidfAnalyzer(), postings, weights)
+        self._norms: np.ndarray | None = None
+
+    @classmethod
+    def build(cls, table: ChunkTable, **params: Any) -> TfidfRetriever:
+        """Analyze every chunk (``table.indexed_text(row)``) and build the index."""
+        _no_params(cls.mode, params)
+        texts = [table.indexed_text(row) for row in range(len(table))]
+        return cls(table, index_corpus(texts, TfidfAnalyzer()))
+
+    @classmethod
+    def load(
+        cls, table: ChunkTable, arrays: Mapping[str, np.ndarray], **params: Any
+    ) -> TfidfRetriever:
+        """Rebuild the retriever from :meth:`arrays` without re-analyzing the corpus."""
+        _no_params(cls.mode, params)
+        postings = postings_from_arrays(arrays, table, cls.mode)
+        return cls(table, postings, np.asarray(arrays["weights"]))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Vocabulary (UTF-8, newline-joined), CSC postings, lengths, float32 weights."""
+        return self._base_arrays()
+
+    def _doc_vectors(self, postings: Postings) -> np.ndarray:
+        """Return tf x idf for every posting (float64)."""
+        return postings.tfs * self._idf_of_postings(postings)
+
+    def _idf_of_postings(self, postings: Postings) -> np.ndarray:
+        """Return idf of each posting's term (postings are grouped by term)."""
+        return np.repeat(self._idf, np.diff(postings.indptr))
+
+    def _compute_weights(self, postings: Postings) -> np.ndarray:
+        """Return every posting's tf x idf divided by its chunk's vector length."""
+        norms = self._row_norms(postings)
+        norm_of_posting = norms[postings.rows]
+        x = self._doc_vectors(postings)
+        return np.divide(x, norm_of_posting, out=np.zeros_like(x), where=norm_of_posting > 0)
+
+    def _row_norms(self, postings: Postings) -> np.ndarray:
+        x = self._doc_vectors(postings)
+        return np.sqrt(np.bincount(postings.rows, x * x, minlength=len(postings.lengths)))
+
+    def _query_vector(self, query: str) -> tuple[dict[str, int], dict[str, float]]:
+        """Return the query's word counts and each known word's share q_w / |q|."""
+        counts: dict[str, int] = {}
+        for word in self.analyzer.words(query):
+            counts[word] = counts.get(word, 0) + 1
+        q = {}
+        for word, c in counts.items():
+            tid = self._term_id.get(word)
+            if tid is not None and self._idf[tid] > 0:
+                q[word] = c * float(self._idf[tid])
+        q_norm = math.sqrt(add_in_order(v * v for v in q.values()))
+        return counts, {w: v / q_norm for w, v in q.items()}
+
+    def _query(self, query: str) -> QueryTerms:
+        _, shares = self._query_vector(query)
+        term_id = self._term_id
+        return [term_id[w] for w in shares], list(shares.values())
+
+    def explain(self, query: str, chunk_id: str) -> Explanation:
+        """Take the cosine apart: contribution of t = q_t * d_t / (|q| |d|).
+
+        The contributions add up (in query order) to exactly the score :meth:`search`
+        reports.
+        """
+        row = self._row(chunk_id)
+        counts, shares = self._query_vector(query)
+        parts = []
+        for word in counts:
+            tid = self._term_id.get(word)
+            if tid is None:
+                parts.append(TermExplanation(word, 0.0, 0, 0.0, 0.0))
+                continue
+            tf, weight = self._posting(tid, row)
+            contribution = weight * shares[word] if word in shares else 0.0
+            parts.append(
+                TermExplanation(word, float(tf), self._df(tid), float(self._idf[tid]), contribution)
+            )
+        return self._explanation(query, chunk_id, row, parts)
+
+    def _explanation(
+        self, query: str, chunk_id: str, row: int, parts: list[TermExplanation]
+    ) -> Explanation:
+        return Explanation(
+            query=query,
+            chunk_id=chunk_id,
+            mode=self.mode,
+            score=add_in_order(p.contribution for p in parts),
+            terms=tuple(parts),
+            note=self._note(row),
+        )
+
+    def _note(self, row: int) -> str:
+        if self._norms is None:
+            self._norms = self._row_norms(self.postings)
+        return (
+            f"cosine of tf x idf vectors: contribution = q_w * d_w / (|q| |d|) with "
+            f"q_w = count in query * idf, d_w = tf * idf, |d| = {float(self._norms[row]):.6g}; "
+            f"idf = ln(N/df), N={self._n}; d_w/|d| stored as float32, summed as float64; "
+            f"terms with df=0 are not in the index and are left out of |q|"
+        )
+
+
+@RETRIEVERS.register("tfidf-sum")
+class TfidfSumRetriever(TfidfRetriever):
+    """Sum over distinct query words of tf/words(chunk) x idf (the chapter's plain variant)."""
+
+    mode = "tfidf-sum"
+
+    def _compute_weights(self, postings: Postings) -> np.ndarray:
+        """Return every posting's tf / (words in its chunk) x idf."""
+        lengths = postings.lengths[postings.rows].astype(np.float64)
+        return postings.tfs / lengths * self._idf_of_postings(postings)
+
+    def _query(self, query: str) -> QueryTerms:
+        tids = list(dict.fromkeys(self._term_ids(query)))
+        return [t for t in tids if self._idf[t] > 0], None
+
+    def explain(self, query: str, chunk_id: str) -> Explanation:
+        """Take the sum apart: contribution of t = tf / words(chunk) * idf(t).
+
+        The contributions add up (in query order) to exactly the score :meth:`search`
+        reports.
+        """
+        row = self._row(chunk_id)
+        parts = []
+        for word in dict.fromkeys(self.analyzer.words(query)):
+            tid = self._term_id.get(word)
+            if tid is None:
+                parts.append(TermExplanation(word, 0.0, 0, 0.0, 0.0))
+                continue
+            tf, weight = self._posting(tid, row)
+            parts.append(
+                TermExplanation(word, float(tf), self._df(tid), float(self._idf[tid]), weight)
+            )
+        return self._explanation(query, chunk_id, row, parts)
+
+    def _note(self, row: int) -> str:
+        return (
+            f"tf-idf sum: contribution = tf / words * idf with words = "
+            f"{int(self.postings.lengths[row])} in this chunk; idf = ln(N/df), N={self._n}; "
+            f"a word repeated in the query counts once; weights stored as float32, summed "
+            f"as float64; terms with df=0 are not in the index"
+        )
