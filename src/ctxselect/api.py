@@ -236,9 +236,7 @@ class Index:
         """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
         return self.retriever(mode).explain(query, chunk_id)
 
-    def explain_top(
-        self, query: str, k: int = 3, mode: str | None = None
-    ) -> list[Explanation]:
+    def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
         """Explain the ``k`` best chunks for ``query``."""
         return [self.explain(query, h.chunk_id, mode) for h in self.search(query, k, mode)]
 

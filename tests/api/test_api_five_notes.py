@@ -12,11 +12,11 @@ import math
 
 import pytest
 from click.testing import CliRunner
-from five_notes import NOTES, QUERY
 
 import ctxselect as cs
-from ctxselect.interfaces.cli.main import cli, main  # noqa: F401
 from ctxselect.interfaces.cli import commands, experiments  # noqa: F401
+from ctxselect.interfaces.cli.main import cli, main  # noqa: F401
+from five_notes import NOTES, QUERY
 
 IDF = {"reset": math.log(5 / 2), "synchronizer": math.log(5 / 2), "metastability": math.log(5)}
 

@@ -109,8 +109,9 @@ def test_tiny_budget_gives_an_empty_selection_that_says_why(corpus, tmp_path):
 def test_missing_index_and_unknown_mode_errors(corpus, tmp_path):
     with pytest.raises(IndexNotFoundError, match="ctxselect index"):
         cs.open_index(tmp_path / "missing")
-    with cs.build_index([corpus], tmp_path / "ix") as idx, pytest.raises(
-        UnknownNameError, match="bm25"
+    with (
+        cs.build_index([corpus], tmp_path / "ix") as idx,
+        pytest.raises(UnknownNameError, match="bm25"),
     ):
         idx.search("x", mode="nope")
 

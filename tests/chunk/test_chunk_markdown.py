@@ -55,10 +55,10 @@ def span(text: str, start_marker: str, end_marker: str | None = None) -> str:
 
 
 def test_headings_skip_fenced_code_and_nested_blocks() -> None:
-    text = "# A\n\n```\n# code\n```\n\n- # in a list\n\nB\n=\n\n## C ##\n"
-    assert [(level, title) for _, level, title in headings(text)] == [(1, "A"), (1, "B"), (2, "C")]
-    offsets = [offset for offset, _, _ in headings(text)]
-    assert [text[o : o + 3] for o in offsets] == ["# A", "B\n=", "## "]
+    text = "# A\n\n```\n# code\n```\n\n- # in a list\n\nB\n=\n\n## C ##\nbody\n"
+    found = headings(text)
+    assert [(level, title) for _, _, level, title in found] == [(1, "A"), (1, "B"), (2, "C")]
+    assert [text[start:body] for start, body, _, _ in found] == ["# A\n", "B\n=\n", "## C ##\n"]
 
 
 def test_section_tree_nests_by_level() -> None:
@@ -68,6 +68,7 @@ def test_section_tree_nests_by_level() -> None:
     assert [c.path for c in guide.children] == [("Guide", "Install"), ("Guide", "Usage")]
     assert [c.path[-1] for c in guide.children[0].children] == ["Linux", "Mac"]
     assert guide.end == len(MD) and root.own_end == MD.index("# Guide")
+    assert guide.children[0].parent is guide and root.parent is None
 
 
 def test_heading_header_prefixes_the_title_once() -> None:
@@ -77,58 +78,87 @@ def test_heading_header_prefixes_the_title_once() -> None:
     assert heading_header("Manual", ()) == "Manual"
 
 
-def test_a_document_that_fits_is_one_chunk_with_the_document_as_parent() -> None:
-    (only,) = chunk(size=10_000)
-    assert only.text == MD.strip()
-    assert only.header == "Manual"
-    assert only.parent_id == f"g.md@0:{len(MD)}"
+def test_cut_at_headings_with_paths_and_parents() -> None:
+    chunks = chunk(size=10_000)  # everything would fit: still one chunk per section
+    assert [(c.text.split("\n")[0], c.header, c.parent_id) for c in chunks] == [
+        # Text before the first heading is its own section, under the document.
+        ("Preamble text before any heading.", "Manual", f"g.md@0:{len(MD)}"),
+        # A section's own text; its parent is the whole section, subsections included.
+        ("# Guide", "Manual > Guide", span(MD, "# Guide")),
+        # A bare heading joins its subsections: the siblings Linux and Mac merge under it.
+        ("## Install", "Manual > Guide > Install", span(MD, "## Install", "## Usage")),
+        ("## Usage", "Manual > Guide > Usage", span(MD, "## Usage")),
+    ]
+    install = chunks[2].text
+    assert "### Linux" in install and "### Mac" in install and install.endswith("```")
+    assert chunks[1].text == "# Guide\n\nIntro to the guide."
 
 
-def test_preamble_small_siblings_and_large_sections() -> None:
-    chunks = chunk(size=60)
-    by_text = {c.text.split("\n")[0]: c for c in chunks}
-    # Text before the first heading is its own section, under the document.
-    preamble = by_text["Preamble text before any heading."]
-    assert (preamble.header, preamble.parent_id) == ("Manual", f"g.md@0:{len(MD)}")
-    # The guide's intro and its small Install subsection merge under the common parent.
-    merged = by_text["# Guide"]
-    assert merged.text.endswith("```")
-    assert "### Mac" in merged.text and "## Usage" not in merged.text
-    assert merged.header == "Manual > Guide"
-    assert merged.parent_id == span(MD, "# Guide")
-    # Usage is larger than the size: cut into pieces that all keep its path and parent.
+def test_the_title_is_not_repeated_when_it_is_the_first_heading() -> None:
+    headers = [c.header for c in chunk(size=10_000, title="Guide")]
+    assert headers == ["Guide", "Guide", "Guide > Install", "Guide > Usage"]
+
+
+def test_large_sections_are_split_and_keep_their_path_and_parent() -> None:
+    chunks = chunk(size=30)
     usage = [c for c in chunks if c.header == "Manual > Guide > Usage"]
     assert len(usage) > 2
     assert usage[0].text.startswith("## Usage")
     assert all(c.parent_id == span(MD, "## Usage") for c in usage)
+    assert "".join(c.text for c in usage).replace("\n", "") == MD[MD.index("## Usage") :].replace(
+        "\n", ""
+    )
     assert chunks == sorted(chunks, key=lambda c: c.start)
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
 
 
-def test_a_subsection_that_fits_alone_is_its_own_parent() -> None:
-    chunks = chunk(size=30)  # Install is 30 tokens: it cannot merge with the intro
-    install = next(c for c in chunks if c.text.startswith("## Install"))
-    assert install.header == "Manual > Guide > Install"
-    assert install.parent_id == span(MD, "## Install", "## Usage")
-    assert install.text.endswith("```")
+def test_a_section_with_text_does_not_merge_with_its_subsections() -> None:
+    text = (
+        "# G\n\nIntro.\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n\n## Usage\n\nCall it.\n"
+    )
+    chunks = chunk(text, size=500, title="")
+    assert [(c.header, c.parent_id) for c in chunks] == [
+        ("G", span(text, "# G")),
+        ("G > Install", span(text, "## Install", "## Usage")),
+        ("G > Install > Linux", span(text, "### Linux", "## Usage")),
+        ("G > Usage", span(text, "## Usage")),
+    ]
+
+
+def test_a_bare_heading_joins_its_first_subsections() -> None:
+    text = "# G\n\n## Install\n\nRun it.\n\n### Linux\n\nUse apt.\n"
+    chunks = chunk(text, size=500, title="")
+    assert [(c.text, c.header) for c in chunks] == [
+        ("# G\n\n## Install\n\nRun it.", "G"),
+        ("### Linux\n\nUse apt.", "G > Install > Linux"),
+    ]
 
 
 def test_small_sibling_sections_merge_up_to_the_size() -> None:
     body = "\n\n".join(f"## Part {i}\n\nShort body {i}." for i in range(6))
     text = f"# Top\n\n{body}\n\n## Big\n\n" + "Long filler sentence here. " * 40
     chunks = chunk(text, size=30, title="")
-    parts = [c for c in chunks if c.text.startswith("# Top")]
-    assert len(parts) == 1  # "# Top" plus as many parts as fit in 30 tokens
-    merged = parts[0]
-    assert merged.header == "Top" and merged.parent_id == span(text, "# Top")
-    assert "## Part 1" in merged.text
-    following = chunks[1]
-    assert following.text.startswith("## Part")
-    assert following.header == "Top"  # still a group of siblings: the parent's path
-    total = sum(1 for c in chunks if "## Part" in c.text)
-    assert total < 6  # merged rather than one chunk per part
+    parts = [c for c in chunks if "## Part" in c.text]
+    assert 1 < len(parts) < 6  # merged, but never above 30 tokens
+    assert parts[0].text.startswith("# Top\n\n## Part 0") and "## Part 1" in parts[0].text
+    for c in parts:
+        if c.text.count("## Part") > 1:  # a merged run takes the common parent
+            assert (c.header, c.parent_id) == ("Top", span(text, "# Top"))
+        else:  # a part left alone keeps its own path
+            assert c.header == "Top > " + c.text.split("\n")[0].removeprefix("## ")
+    assert sum(c.text.count("## Part") for c in parts) == 6
     big = [c for c in chunks if c.header == "Top > Big"]
     assert len(big) > 1 and all(c.parent_id == span(text, "## Big") for c in big)
+    assert "## Big" not in parts[-1].text  # Big is a sibling, but too large to merge
+
+
+def test_merging_stops_at_the_size_and_at_other_parents() -> None:
+    text = "## A\n\nalpha\n\n### x\n\nex\n\n### y\n\nwhy\n\n## B\n\nbeta\n"
+    chunks = chunk(text, size=500, title="")
+    assert [c.text.split("\n")[0] for c in chunks] == ["## A", "### x", "## B"]
+    assert chunks[1].text == "### x\n\nex\n\n### y\n\nwhy" and chunks[1].header == "A"
+    tight = chunk(text, size=CL100K.count("### x\n\nex"), title="")
+    assert [c.header for c in tight] == ["A", "A > x", "A > y", "B"]
 
 
 def test_overlap_applies_inside_split_sections() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -92,14 +91,11 @@ def test_invalid_size_or_overlap(size: int, overlap: int) -> None:
 
 
 @pytest.mark.data
-def test_scifact_at_512_tokens_is_fast_and_keeps_every_invariant(scifact_dir: Path) -> None:
+def test_scifact_at_512_tokens_keeps_every_invariant(scifact_dir: Path) -> None:
     with (scifact_dir / "corpus.jsonl").open(encoding="utf-8") as f:
         docs = [Document(r["_id"], r["text"], title=r["title"]) for r in map(json.loads, f)]
     chunker = TokenChunker(512, 0, CL100K)
-    started = time.perf_counter()
     chunks = [chunker.chunk(doc) for doc in docs]
-    seconds = time.perf_counter() - started
-    assert seconds < 30  # about 0.7 s measured on 2 cores; generous for loaded CI machines
     for doc, doc_chunks in zip(docs, chunks, strict=True):
         assert doc_chunks, doc.doc_id
         for i, c in enumerate(doc_chunks):

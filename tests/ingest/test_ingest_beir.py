@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -114,16 +113,13 @@ def test_beir_dataset_folder_loads_only_the_corpus(tmp_path: Path) -> None:
 
 
 @pytest.mark.data
-def test_scifact_corpus_loads_fast_with_known_titles(scifact_dir: Path) -> None:
-    started = time.perf_counter()
+def test_scifact_corpus_loads_with_known_titles(scifact_dir: Path) -> None:
     result = load_paths(scifact_dir / "corpus.jsonl")
-    elapsed = time.perf_counter() - started
     assert len(result.documents) == 5183
     assert result.report.loaded == 5183
     assert result.report.unreadable == ()
     docs = {d.doc_id: d for d in result.documents}
     assert docs["4983"].title.startswith("Microstructural development of human newborn")
     assert docs["4983"].source.endswith("corpus.jsonl:1")
-    assert elapsed < 2.0, f"loading SciFact took {elapsed:.2f} s"
     folder = load_paths(scifact_dir)
     assert [d.content_hash for d in folder.documents] == [d.content_hash for d in result.documents]

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ctxselect.interfaces.cli.main import cli, main  # noqa: F401  (main registers commands)
 from ctxselect.interfaces.cli import commands, experiments  # noqa: F401
+from ctxselect.interfaces.cli.main import cli, main  # noqa: F401  (main registers commands)
 
 HIT_KEYS = {"rank", "chunk_id", "doc_id", "score", "start", "end", "n_tokens", "text", "header"}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from five_notes import NOTES, QUERY, five_notes_table
 
 from ctxselect.retrieve import RETRIEVERS
+from five_notes import NOTES, QUERY, five_notes_table
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxselect.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError, NotFoundError
+from ctxselect.errors import (
+    IndexCorruptError,
+    IndexMismatchError,
+    IndexNotFoundError,
+    NotFoundError,
+)
 from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
 from ctxselect.types import Chunk, Document
 
@@ -26,7 +31,9 @@ def test_missing_index_names_the_command_that_creates_it(tmp_path):
 def test_documents_chunks_and_arrays_round_trip(tmp_path):
     store = SQLiteStore(tmp_path / "ix", create=True)
     doc = _doc("a.md", "hello world")
-    store.write_documents([doc], [_chunk("a.md", 0, 0, 5, "hello"), _chunk("a.md", 1, 6, 11, "world")], [])
+    store.write_documents(
+        [doc], [_chunk("a.md", 0, 0, 5, "hello"), _chunk("a.md", 1, 6, 11, "world")], []
+    )
     assert store.get_document("a.md") == doc
     assert store.get_chunk("a.md#1").text == "world"
     assert store.span_text("a.md", 3, 8) == "lo wo"
@@ -37,16 +44,19 @@ def test_documents_chunks_and_arrays_round_trip(tmp_path):
     back = store.read_arrays("bm25")
     assert back["x"].tolist() == [0, 1, 2, 3, 4] and back["v"].tolist() == ["ab", "c"]
     assert store.counts() == {"documents": 1, "chunks": 2}
-    with pytest.raises(NotFoundError, match="no chunk 'a.md#9'"):
+    with pytest.raises(NotFoundError, match=r"no chunk 'a\.md#9'"):
         store.get_chunk("a.md#9")
-    with pytest.raises(NotFoundError, match="no document 'b.md'"):
+    with pytest.raises(NotFoundError, match=r"no document 'b\.md'"):
         store.get_document("b.md")
 
 
 def test_replacing_and_removing_documents_removes_their_chunks(tmp_path):
     store = SQLiteStore(tmp_path / "ix", create=True)
-    store.write_documents([_doc("a", "aaa"), _doc("b", "bbb")],
-                          [_chunk("a", 0, 0, 3, "aaa"), _chunk("b", 0, 0, 3, "bbb")], [])
+    store.write_documents(
+        [_doc("a", "aaa"), _doc("b", "bbb")],
+        [_chunk("a", 0, 0, 3, "aaa"), _chunk("b", 0, 0, 3, "bbb")],
+        [],
+    )
     store.write_documents([_doc("a", "xyz")], [_chunk("a", 0, 0, 3, "xyz")], ["b"])
     assert store.counts() == {"documents": 1, "chunks": 1}
     assert store.get_chunk("a#0").text == "xyz"
@@ -74,7 +84,7 @@ def test_other_schema_version_gives_the_rebuild_command(tmp_path):
     store = SQLiteStore(tmp_path / "ix", create=True)
     store._conn.execute("UPDATE manifest SET value = '7' WHERE key = 'schema_version'")
     store.close()
-    with pytest.raises(IndexMismatchError, match="schema version 7.*rebuild"):
+    with pytest.raises(IndexMismatchError, match=r"schema version 7.*rebuild"):
         SQLiteStore(tmp_path / "ix")
 
 

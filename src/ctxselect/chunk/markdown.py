@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,24 +26,33 @@ NEWLINE = re.compile(r"\r\n?|\n")
 PATH_SEPARATOR = " > "
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Section:
     """A heading and everything up to the next heading of the same or a higher level.
 
-    The root (``level`` 0) is the whole document; its own text is what precedes the first
-    heading. ``own_end`` is where the section's own text stops (its first subsection).
+    The root (``level`` 0) is the whole document. A section's own text runs from its
+    heading to its first subsection (``own_end``); the root's own text is what precedes
+    the first heading. ``body`` is where the text after the heading line starts.
     """
 
     level: int
     path: tuple[str, ...]
     start: int
+    body: int
     end: int = 0
+    parent: Section | None = None
     children: list[Section] = field(default_factory=list)
 
     @property
     def own_end(self) -> int:
         """End of the text before the first subsection."""
         return self.children[0].start if self.children else self.end
+
+    def walk(self) -> Iterator[Section]:
+        """Yield this section and all below it in document order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
 
 
 @functools.cache
@@ -52,30 +62,36 @@ def _parser() -> Any:
     return MarkdownIt("commonmark")
 
 
-def headings(text: str) -> list[tuple[int, int, str]]:
-    """Return ``(offset, level, title)`` of each top-level heading, in order."""
+def headings(text: str) -> list[tuple[int, int, int, str]]:
+    """Return ``(start, body, level, title)`` of each top-level heading, in order.
+
+    ``start`` is the offset of the heading line, ``body`` the offset just after it.
+    """
     line_starts = [0]
     line_starts.extend(m.end() for m in NEWLINE.finditer(text))
+    line_starts.append(len(text))
     tokens = _parser().parse(text)
     found = []
     for i, token in enumerate(tokens):
         # level 0: headings nested in lists or quotes do not open document sections.
         if token.type == "heading_open" and token.level == 0 and token.map:
+            first, last = token.map
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
             title = inline.content.strip() if inline is not None else ""
-            found.append((line_starts[token.map[0]], int(token.tag[1:]), title))
+            found.append((line_starts[first], line_starts[last], int(token.tag[1:]), title))
     return found
 
 
 def section_tree(text: str) -> Section:
     """Return the root section of ``text`` with every heading section beneath it."""
-    root = Section(level=0, path=(), start=0, end=len(text))
+    root = Section(level=0, path=(), start=0, body=0, end=len(text))
     stack = [root]
-    for offset, level, title in headings(text):
+    for start, body, level, title in headings(text):
         while stack[-1].level >= level:
-            stack.pop().end = offset
+            stack.pop().end = start
         parent = stack[-1]
-        node = Section(level, parent.path + ((title,) if title else ()), offset)
+        path = parent.path + ((title,) if title else ())
+        node = Section(level, path, start, body, parent=parent)
         parent.children.append(node)
         stack.append(node)
     for node in stack[1:]:
@@ -91,26 +107,41 @@ def heading_header(title: str, path: tuple[str, ...]) -> str:
     return PATH_SEPARATOR.join(parts)
 
 
+def sibling_key(text: str, node: Section) -> Section | None:
+    """Return the section whose subsections ``node``'s own text may merge with.
+
+    Siblings share a parent. A bare heading (no text before its first subsection) joins
+    its own subsections instead, so "## Install" never stands alone. The text before the
+    first heading is a section of its own and merges with nothing (None).
+    """
+    if node.parent is None:
+        return None
+    if node.children and not has_text(text, node.body, node.own_end):
+        return node
+    return node.parent
+
+
 @dataclass(slots=True)
-class _Block:
-    """A unit of grouping: a subsection, or a section's own text (``child`` None)."""
+class _Unit:
+    """The own text of one section, trimmed, with its size and merge key."""
 
     start: int
     end: int
     n_tokens: int
-    child: Section | None
+    section: Section
+    key: Section | None
 
 
 @CHUNKERS.register("markdown")
 class MarkdownChunker:
-    """Cut Markdown at headings; each chunk's header is its heading path.
+    """Cut Markdown at every heading; each chunk's header is its heading path.
 
-    A section that fits in ``size`` tokens is one chunk. A larger one is taken apart: its
-    own text and its subsections are grouped greedily up to ``size`` (a group of several
-    gets the section's path as header), subsections still too large recurse, and own
-    text too large is cut by the recursive splitter (with ``overlap``). ``parent_id`` is
-    ``doc_id@start:end``, the smallest section containing the whole chunk (``@0:len``
-    for the document).
+    A section's own text (heading to next heading) is one unit. Consecutive sibling units
+    (same parent section) merge greedily up to ``size`` and take the parent's path as
+    header; a unit larger than ``size`` is cut by the recursive splitter (with
+    ``overlap``), each piece keeping the section's path. ``parent_id`` is
+    ``doc_id@start:end``, the span of the smallest section containing the whole chunk
+    (``@0:len`` for the document).
 
     Args:
         size: Maximum tokens of ``counter`` per chunk.
@@ -139,54 +170,49 @@ class MarkdownChunker:
         """
         if not has_text(doc.text, 0, len(doc.text)):
             return []
+        return to_chunks(doc, self._rows(doc, self._units(doc.text)))
+
+    def _units(self, text: str) -> list[_Unit]:
+        spans = [(*trim(text, s.start, s.own_end), s) for s in section_tree(text).walk()]
+        spans = [(a, b, s) for a, b, s in spans if a < b]
+        counts = count_many(self.counter, [text[a:b] for a, b, _ in spans])
+        return [
+            _Unit(a, b, n, s, sibling_key(text, s))
+            for (a, b, s), n in zip(spans, counts, strict=True)
+        ]
+
+    def _row(self, doc: Document, start: int, end: int, n: int, owner: Section) -> Row:
+        parent_id = f"{doc.doc_id}@{owner.start}:{owner.end}"
+        return Row(start, end, n, heading_header(doc.title, owner.path), parent_id)
+
+    def _rows(self, doc: Document, units: list[_Unit]) -> list[Row]:
+        """Merge runs of small sibling units up to ``size``; cut units above it."""
         rows: list[Row] = []
-        self._section(doc, section_tree(doc.text), None, rows)
-        return to_chunks(doc, rows)
-
-    def _row(self, doc: Document, start: int, end: int, n: int, node: Section) -> Row:
-        parent_id = f"{doc.doc_id}@{node.start}:{node.end}"
-        return Row(start, end, n, heading_header(doc.title, node.path), parent_id)
-
-    def _section(self, doc: Document, node: Section, n: int | None, rows: list[Row]) -> None:
-        """Emit ``node`` whole if it fits, else its own text and subsections in groups."""
-        text = doc.text
-        start, end = trim(text, node.start, node.end)
-        if n is None:
-            n = self.counter.count(text[start:end])
-        if n <= self.size:
-            rows.append(self._row(doc, start, end, n, node))
-            return
-        spans = [(node.start, node.own_end, None)] + [(c.start, c.end, c) for c in node.children]
-        trimmed = [(*trim(text, a, b), child) for a, b, child in spans]
-        trimmed = [(a, b, child) for a, b, child in trimmed if a < b]
-        counts = count_many(self.counter, [text[a:b] for a, b, _ in trimmed])
-        blocks = [_Block(a, b, c, child) for (a, b, child), c in zip(trimmed, counts, strict=True)]
-        self._group(doc, node, blocks, rows)
-
-    def _group(self, doc: Document, node: Section, blocks: list[_Block], rows: list[Row]) -> None:
-        """Merge consecutive small blocks up to ``size``; take large ones apart."""
         i = 0
-        while i < len(blocks):
-            block = blocks[i]
-            if block.n_tokens > self.size:
-                if block.child is not None:
-                    self._section(doc, block.child, block.n_tokens, rows)
-                else:
-                    for piece in self.splitter.split(doc.text, block.start, block.end):
-                        rows.append(self._row(doc, *piece, node))
+        while i < len(units):
+            unit = units[i]
+            if unit.n_tokens > self.size:
+                for piece in self.splitter.split(doc.text, unit.start, unit.end):
+                    rows.append(self._row(doc, *piece, unit.section))
                 i += 1
                 continue
-            stop, total = i, 0
-            while stop < len(blocks) and total + blocks[stop].n_tokens <= self.size:
-                total += blocks[stop].n_tokens
+            stop, total = i + 1, unit.n_tokens
+            while (
+                stop < len(units)
+                and unit.key is not None
+                and units[stop].key is unit.key
+                and total + units[stop].n_tokens <= self.size
+            ):
+                total += units[stop].n_tokens
                 stop += 1
-            while stop - i > 1:  # the separators between blocks cost tokens too: check
-                n = self.counter.count(doc.text[block.start : blocks[stop - 1].end])
+            while stop - i > 1:  # the text between units costs tokens too: count exactly
+                n = self.counter.count(doc.text[unit.start : units[stop - 1].end])
                 if n <= self.size:
-                    rows.append(self._row(doc, block.start, blocks[stop - 1].end, n, node))
+                    parent = unit.key or unit.section  # a run of several always has a key
+                    rows.append(self._row(doc, unit.start, units[stop - 1].end, n, parent))
                     break
                 stop -= 1
             else:
-                owner = block.child if block.child is not None else node
-                rows.append(self._row(doc, block.start, block.end, block.n_tokens, owner))
+                rows.append(self._row(doc, unit.start, unit.end, unit.n_tokens, unit.section))
             i = stop
+        return rows

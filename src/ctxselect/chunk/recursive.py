@@ -68,7 +68,10 @@ class RecursiveSplitter:
         return self._pack(text, atoms)
 
     def _atoms(self, text: str, start: int, end: int, limit: int, level: int) -> list[Piece]:
-        """Cut ``text[start:end]`` into untrimmed pieces of at most ``limit`` tokens."""
+        """Cut ``text[start:end]`` into untrimmed pieces of at most ``limit`` tokens.
+
+        Only a single character above ``limit`` can exceed it; the packer deals with it.
+        """
         for lvl in range(level, len(SEPARATORS)):
             spans = cut(text, start, end, SEPARATORS[lvl])
             if len(spans) > 1:

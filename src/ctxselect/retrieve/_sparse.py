@@ -131,6 +131,8 @@ def postings_from_arrays(
 
 def check_k(k: int) -> None:
     """Raise ConfigError unless ``k`` is a whole number >= 1."""
+    if type(k) is int and k >= 1:  # the common case, checked cheaply
+        return
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ConfigError(f"k (number of hits) must be a whole number >= 1, got {k!r}")
 
@@ -140,15 +142,16 @@ def top_dense(scores: np.ndarray, k: int) -> tuple[list[int], list[float]]:
 
     Selection runs on the positive entries only: ``np.partition`` over an array that is
     mostly zeros is several times slower than over its few distinct positive values.
+    (ndarray methods rather than ``np.`` functions: this runs once per query.)
     """
-    rows = np.flatnonzero(scores > 0)  # a bool mask: flatnonzero of floats is slow
+    rows = (scores > 0).nonzero()[0]  # flatnonzero of the floats themselves is slower
     values = scores[rows]
     m = len(values)
     if m > k:
         kth = np.partition(values, m - k)[m - k]
-        keep = np.flatnonzero(values >= kth)
+        keep = (values >= kth).nonzero()[0]
         rows, values = rows[keep], values[keep]
-    order = np.argsort(-values, kind="stable")[:k]
+    order = (-values).argsort(kind="stable")[:k]
     return rows[order].tolist(), values[order].tolist()
 
 
@@ -157,9 +160,9 @@ def top_slice(rows: np.ndarray, values: np.ndarray, k: int) -> tuple[list[int], 
     m = len(values)
     if m > k:
         kth = np.partition(values, m - k)[m - k]
-        keep = np.flatnonzero(values >= kth)
+        keep = (values >= kth).nonzero()[0]
         rows, values = rows[keep], values[keep]
-    order = np.argsort(-values, kind="stable")[:k]
+    order = (-values).argsort(kind="stable")[:k]
     out_rows, out_values = rows[order].tolist(), values[order].tolist()
     while out_values and out_values[-1] <= 0.0:
         out_rows.pop()
@@ -235,15 +238,14 @@ class SparseRetriever:
             if mults is not None:
                 values = values.astype(np.float64) * mults[0]
             return top_slice(rows[s:e], values, k)
-        row_parts = [rows[ip[t] : ip[t + 1]] for t in tids]
-        w_parts: list[np.ndarray]
-        if mults is None:
-            w_parts = [weights[ip[t] : ip[t + 1]] for t in tids]
-        else:
-            w_parts = [
-                weights[ip[t] : ip[t + 1]].astype(np.float64) * m
-                for t, m in zip(tids, mults, strict=True)
-            ]
+        row_parts = []
+        w_parts: list[np.ndarray] = []
+        for j, t in enumerate(tids):
+            s, e = ip[t], ip[t + 1]
+            row_parts.append(rows[s:e])
+            w_parts.append(
+                weights[s:e] if mults is None else weights[s:e].astype(np.float64) * mults[j]
+            )
         scores = np.bincount(np.concatenate(row_parts), np.concatenate(w_parts), minlength=self._n)
         return top_dense(scores, k)
 

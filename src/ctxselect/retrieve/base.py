@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ctxselect.registry import Registry
-from ctxselect.types import ChunkTable, Explanation, Hit
+from ctxselect.types import Explanation, Hit
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ctxselect import api
-from ctxselect.config import DEFAULT_CHUNKER, DEFAULT_CHUNK_SIZE, DEFAULT_K, BM25Params, ChunkSpec
+from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_K, BM25Params, ChunkSpec
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import (
     cli,

@@ -15,7 +15,9 @@ def render_table(rows: Sequence[Any]) -> str:
         return "(no rows)"
     grid = [rows[0].headers(), *(row.cells() for row in rows)]
     widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in grid]
+    lines = [
+        "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in grid
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -17,7 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from ctxselect.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError, NotFoundError
+from ctxselect.errors import (
+    IndexCorruptError,
+    IndexMismatchError,
+    IndexNotFoundError,
+    NotFoundError,
+)
 from ctxselect.types import Chunk, ChunkTable, Document
 
 SCHEMA_VERSION = 1
@@ -139,8 +144,17 @@ class SQLiteStore:
             self._conn.executemany(
                 f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (c.chunk_id, c.doc_id, c.ordinal, c.start, c.end, c.text, c.header,
-                     c.n_tokens, c.parent_id)
+                    (
+                        c.chunk_id,
+                        c.doc_id,
+                        c.ordinal,
+                        c.start,
+                        c.end,
+                        c.text,
+                        c.header,
+                        c.n_tokens,
+                        c.parent_id,
+                    )
                     for c in chunks
                 ],
             )
@@ -203,8 +217,12 @@ class SQLiteStore:
             self._conn.executemany(
                 "INSERT INTO arrays VALUES (?, ?, ?, ?)",
                 [
-                    (f"{prefix}/{name}", a.dtype.str, json.dumps(a.shape),
-                     np.ascontiguousarray(a).tobytes())
+                    (
+                        f"{prefix}/{name}",
+                        a.dtype.str,
+                        json.dumps(a.shape),
+                        np.ascontiguousarray(a).tobytes(),
+                    )
                     for name, a in arrays.items()
                 ],
             )
