@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 CTX := $(VENV)/bin/ctxselect
 DEMO_INDEX := .ctxselect/demo
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
+
+docs/cli.md: $(VENV)/.installed src/ctxselect/interfaces/cli/*.py
+	$(PY) -m ctxselect.interfaces.cli.docgen > $@
 
 bench: $(VENV)/.installed
 	$(PY) bench/bm25_peers.py

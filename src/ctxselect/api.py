@@ -29,8 +29,9 @@ from ctxselect.config import (
     ChunkSpec,
     resolve_index_dir,
 )
-from ctxselect.errors import ConfigError
+from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.index.writer import write_changes
+from ctxselect.registry import Registry
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
 from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION, SQLiteStore
 from ctxselect.types import (
@@ -309,6 +310,23 @@ class Index:
         self.store.close()
 
 
+def names(kind: str) -> list[str]:
+    """Return the valid registry names of ``kind``: chunker, tokenizer, mode, packer, format.
+
+    The CLI and the MCP server list choices from here, so they never drift from the code.
+    """
+    registries: dict[str, Registry[Any]] = {
+        "chunker": _chunk.CHUNKERS,
+        "tokenizer": _tokens.TOKENIZERS,
+        "mode": RETRIEVERS,
+        "packer": _budget.PACKERS,
+        "format": _budget.FORMATS,
+    }
+    if kind not in registries:
+        raise UnknownNameError("registry", kind, registries)
+    return registries[kind].names()
+
+
 def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:
     """Load one file (or BEIR corpus) and return its chunks, without indexing."""
     loaded = _ingest.load_paths([path])
@@ -328,6 +346,7 @@ __all__ = [
     "build_index",
     "chunk_file",
     "index_paths",
+    "names",
     "open_index",
     "retriever_for",
 ]

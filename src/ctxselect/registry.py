@@ -7,26 +7,29 @@ from typing import Generic, TypeVar
 
 from ctxselect.errors import UnknownNameError
 
-T = TypeVar("T")
+F = TypeVar("F")
 
 
-class Registry(Generic[T]):
-    """Short lowercase names (the same in Python, CLI, MCP and manifest) to factories."""
+class Registry(Generic[F]):
+    """Short lowercase names (the same in Python, CLI, MCP and manifest) to factories.
+
+    ``F`` is the type of what is registered: a class, or a function.
+    """
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._factories: dict[str, Callable[..., T]] = {}
+        self._factories: dict[str, F] = {}
 
-    def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    def register(self, name: str) -> Callable[[F], F]:
         """Decorate a factory (class or function) to register it under ``name``."""
 
-        def decorate(factory: Callable[..., T]) -> Callable[..., T]:
+        def decorate(factory: F) -> F:
             self._factories[name] = factory
             return factory
 
         return decorate
 
-    def get(self, name: str) -> Callable[..., T]:
+    def get(self, name: str) -> F:
         """Return the factory for ``name`` or raise an error listing the valid names."""
         try:
             return self._factories[name]

@@ -32,4 +32,4 @@ class Packer(Protocol):
         ...
 
 
-PACKERS: Registry[Packer] = Registry("packer")
+PACKERS: Registry[Callable[..., Packer]] = Registry("packer")

@@ -22,7 +22,7 @@ from ctxselect.types import SelectedChunk, Selection
 Framer = Callable[[str, int, int, str, str], str]
 """(doc_id, start, end, header, text) -> the framed piece of a prompt."""
 
-FORMATS: Registry[str] = Registry("format")
+FORMATS: Registry[Callable[..., str]] = Registry("format")
 """Context formats by name; each entry frames one piece."""
 
 _NEWLINES = re.compile(r"\r\n|[\r\n\u2028\u2029]")

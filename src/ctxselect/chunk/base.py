@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from ctxselect.registry import Registry
@@ -24,4 +25,4 @@ class Chunker(Protocol):
         ...
 
 
-CHUNKERS: Registry[Chunker] = Registry("chunker")
+CHUNKERS: Registry[Callable[..., Chunker]] = Registry("chunker")

@@ -32,7 +32,7 @@ from ctxselect.registry import Registry
 Judged = Mapping[str, int]
 MetricFn = Callable[[Sequence[str], Judged, int], float]
 
-METRICS: Registry[float] = Registry("metric")
+METRICS: Registry[Callable[..., float]] = Registry("metric")
 """metric name (without ``@k``) -> ``fn(ranked_ids, judged, k) -> float``."""
 
 RELEVANT = 1

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ctxselect.registry import Registry
-from ctxselect.types import Explanation, Hit
+from ctxselect.types import ChunkTable, Explanation, Hit
 
 
 @runtime_checkable
@@ -38,5 +38,17 @@ class Retriever(Protocol):
         ...
 
 
-RETRIEVERS: Registry[Retriever] = Registry("mode")
+class RetrieverClass(Protocol):
+    """What is registered per mode: a class that builds or loads its retriever."""
+
+    def build(self, table: ChunkTable, **params: Any) -> Retriever:
+        """Index ``table`` from scratch."""
+        ...
+
+    def load(self, table: ChunkTable, arrays: Mapping[str, np.ndarray], **params: Any) -> Retriever:
+        """Rebuild the retriever from the arrays ``arrays()`` returned."""
+        ...
+
+
+RETRIEVERS: Registry[RetrieverClass] = Registry("mode")
 """mode name -> class with ``build(table, **params)`` and ``load(table, arrays, **params)``."""

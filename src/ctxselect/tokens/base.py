@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from ctxselect.registry import Registry
@@ -18,4 +19,4 @@ class TokenCounter(Protocol):
         ...
 
 
-TOKENIZERS: Registry[TokenCounter] = Registry("tokenizer")
+TOKENIZERS: Registry[Callable[..., TokenCounter]] = Registry("tokenizer")

@@ -5,9 +5,20 @@ from __future__ import annotations
 import click
 
 from ctxselect import api
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_K, BM25Params, ChunkSpec
+from ctxselect.config import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CHUNKER,
+    DEFAULT_FORMAT,
+    DEFAULT_K,
+    DEFAULT_PACKER,
+    DEFAULT_TOKENIZER,
+    BM25Params,
+    ChunkSpec,
+)
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import (
+    F,
+    choices,
     cli,
     emit_json,
     index_option,
@@ -17,14 +28,21 @@ from ctxselect.interfaces.cli.main import (
 )
 
 
-def chunk_options(func):  # type: ignore[no-untyped-def]
-    """Add the chunking flags shared by ``index``, ``chunk``, ``eval`` and ``lab``."""
-    func = click.option("--chunker", default=None, help="auto, paragraph, tokens, markdown.")(func)
+def chunk_options(func: F) -> F:
+    """Add the chunking flags shared by ``index``, ``chunk`` and ``eval``."""
     func = click.option(
-        "--size", type=int, default=None, help="Chunk size (tokens; characters for paragraph)."
+        "--chunker", default=None, help=f"{choices('chunker')} (default {DEFAULT_CHUNKER})."
+    )(func)
+    func = click.option(
+        "--size",
+        type=int,
+        default=None,
+        help=f"Chunk size: tokens, or characters for paragraph (default {DEFAULT_CHUNK_SIZE}).",
     )(func)
     func = click.option("--overlap", type=int, default=None, help="Overlap in tokens.")(func)
-    return click.option("--tokenizer", default=None, help="cl100k (default) or chars4.")(func)
+    return click.option(
+        "--tokenizer", default=None, help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER})."
+    )(func)
 
 
 def chunk_spec(
@@ -94,9 +112,9 @@ def search(query: str, k: int, mode: str | None, index: str | None, as_json: boo
 @cli.command()
 @click.argument("query")
 @click.option("--budget", type=int, required=True, help="Token budget, framing included.")
-@click.option("--packer", default="skip", show_default=True, help="skip or greedy.")
+@click.option("--packer", default=DEFAULT_PACKER, show_default=True, help=choices("packer") + ".")
 @click.option(
-    "--format", "fmt", default="markdown", show_default=True, help="markdown, xml or json."
+    "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
 )
 @click.option("-k", "k", type=int, default=None, help="Ranked chunks to consider.")
 @mode_option

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from ctxselect import experiments
+from ctxselect.config import DEFAULT_MODE
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.commands import chunk_options, chunk_spec
-from ctxselect.interfaces.cli.main import cli, emit_json, json_option, progress_enabled
+from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
 
 
 def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
@@ -24,7 +25,7 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
 @click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
 @click.option("--queries", required=True, type=click.Path(), help="BEIR queries.jsonl.")
 @click.option("--qrels", required=True, type=click.Path(), help="BEIR qrels TSV or TREC qrels.")
-@click.option("--mode", default="bm25", show_default=True, help="bm25, tfidf or tfidf-sum.")
+@click.option("--mode", default=DEFAULT_MODE, show_default=True, help=choices("mode") + ".")
 @click.option(
     "--metrics", default="ndcg@10,recall@100", show_default=True, help="Comma-separated name@k."
 )
@@ -76,10 +77,15 @@ def eval_cmd(
     show_default=True,
     help="Chunk size of the budget table.",
 )
-@click.option("--mode", default=experiments.LAB_MODE, show_default=True, help="Retrieval mode.")
-@click.option("--packer", default=experiments.LAB_PACKER, show_default=True, help="Packer.")
+@click.option("--mode", default=experiments.LAB_MODE, show_default=True, help=choices("mode") + ".")
 @click.option(
-    "--tokenizer", default=experiments.LAB_TOKENIZER, show_default=True, help="Token counter."
+    "--packer", default=experiments.LAB_PACKER, show_default=True, help=choices("packer") + "."
+)
+@click.option(
+    "--tokenizer",
+    default=experiments.LAB_TOKENIZER,
+    show_default=True,
+    help=choices("tokenizer") + ".",
 )
 @json_option
 def lab(

@@ -67,10 +67,17 @@ def index_option(func: F) -> F:
     )(func)
 
 
+def choices(kind: str) -> str:
+    """Comma-separated valid names of a registry, for help texts."""
+    from ctxselect.api import names
+
+    return ", ".join(names(kind))
+
+
 def mode_option(func: F) -> F:
     """Add ``--mode`` (retrieval mode; default: the index's)."""
     return click.option(
-        "--mode", default=None, help="Retrieval mode: bm25, tfidf, tfidf-sum (default bm25)."
+        "--mode", default=None, help=f"Retrieval mode: {choices('mode')} (default bm25)."
     )(func)
 
 

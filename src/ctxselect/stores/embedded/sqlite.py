@@ -172,7 +172,8 @@ class SQLiteStore:
             "FROM chunks ORDER BY chunk_id"
         ).fetchall()
         columns = list(zip(*rows, strict=True)) if rows else [()] * 7
-        return ChunkTable(*(tuple(col) for col in columns))
+        ids, docs, starts, ends, n_tokens, texts, headers = (tuple(col) for col in columns)
+        return ChunkTable(ids, docs, starts, ends, n_tokens, texts, headers)
 
     def get_chunk(self, chunk_id: str) -> Chunk:
         """Return one chunk or raise NotFoundError."""
