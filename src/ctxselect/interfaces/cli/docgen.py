@@ -24,7 +24,8 @@ COMMAND ...` shows the traceback.
 def cli_reference() -> str:
     """Return the Markdown reference of the top-level help and every command's help."""
     parts = [HEADER]
-    with click.Context(cli, info_name="ctxselect", terminal_width=100) as ctx:
+    settings = {**cli.context_settings, "terminal_width": 100}
+    with click.Context(cli, info_name="ctxselect", **settings) as ctx:
         parts.append("## ctxselect\n\n```text\n" + cli.get_help(ctx) + "\n```\n")
         for name in sorted(cli.commands):
             command = cli.commands[name]
