@@ -136,3 +136,27 @@ def test_python_dash_m_works(index):
     out = subprocess.run([sys.executable, "-m", "ctxselect", "search", "budget", "--index", index,
                           "--json"], capture_output=True, text=True, check=True)  # fmt: skip
     assert json.loads(out.stdout)[0]["doc_id"] == "01-intro.md"
+
+
+def test_unwritable_output_is_a_one_line_error(corpus, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "budget"}\n', encoding="utf-8")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\t01-intro.md\t1\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", "--corpus", str(corpus), "--queries", str(queries),
+                                      "--qrels", str(qrels), "--index", str(tmp_path / "ix"),
+                                      "--run-out", str(tmp_path / "no" / "run.trec")])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_eval_on_a_folder_corpus(corpus, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "bm25 ranking"}\n', encoding="utf-8")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("q1\t02-rank.md\t1\n", encoding="utf-8")
+    result = run("eval", "--corpus", str(corpus), "--queries", str(queries), "--qrels",
+                 str(qrels), "--index", str(tmp_path / "ix"), "--metrics", "ndcg@10,mrr@10",
+                 "--json")  # fmt: skip
+    data = json.loads(result.output)
+    assert data["metrics"] == {"ndcg@10": 1.0, "mrr@10": 1.0} and data["n_queries"] == 1

@@ -43,7 +43,8 @@ class ErrorHandlingGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except CtxselectError as exc:
+        except (CtxselectError, OSError) as exc:
+            # OSError: a file we were asked to write or read failed; its message names it.
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"error: {exc}", err=True)
