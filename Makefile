@@ -11,7 +11,7 @@ DEMO_INDEX := .ctxselect/demo
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,dev]'
+	$(PY) -m pip install --quiet -e '.[test,bench,dev,plot,mcp]'
 	touch $@
 
 demo: $(VENV)/.installed
