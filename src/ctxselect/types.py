@@ -45,7 +45,9 @@ class Chunk:
         header: Context that makes the chunk self-contained (document title, or the
             heading path "Guide > Install > Linux"); not part of ``text``.
         n_tokens: Tokens of ``text`` in the tokenizer the chunk was made with.
-        parent_id: Id of the enclosing section (markdown chunker), or "" when none.
+        parent_id: ``doc_id@start:end`` of the smallest enclosing section (markdown
+            chunker; the whole document's span at top level), or "" for chunkers that
+            know no sections.
     """
 
     chunk_id: str
@@ -245,3 +247,141 @@ class IndexInfo:
     modes: tuple[str, ...]
     created: str
     updated: str
+
+
+# Values of session-aware selection (sessions.py), the MCP server's tool results.
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPiece:
+    """New context in a session-aware selection: one chunk, or adjacent chunks merged.
+
+    ``tokens`` is what the piece costs in the budget, framing included (as in
+    :class:`SelectedChunk`). ``line_start``/``line_end`` are 1-based lines of the
+    document. ``text`` is empty when the caller asked for ids only.
+    """
+
+    chunk_ids: tuple[str, ...]
+    doc_id: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    header: str
+    score: float
+    tokens: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReference:
+    """A ranked chunk the session already received, sent as a short reference instead.
+
+    ``text`` is the reference line the caller reads; ``tokens`` is what it costs;
+    ``tokens_saved`` is what re-sending the chunk would have cost, minus ``tokens``.
+    ``call`` is the number of the session's call that delivered the chunk.
+    """
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    rank: int
+    call: int
+    tokens: int
+    tokens_saved: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    """What ``select_context`` returns: new pieces, references, and what it all cost.
+
+    ``tokens_used`` (pieces plus reference lines) never exceeds ``budget``.
+    ``result_tokens`` is the size of this whole result as JSON, never above
+    ``max_result_tokens``; ``session_tokens`` adds up ``result_tokens`` of every result
+    the session has received, this one included. ``dropped`` lists the first ranked
+    chunks left out (``dropped_total`` counts them all).
+    """
+
+    query: str
+    mode: str
+    detail: str
+    pieces: tuple[ContextPiece, ...]
+    references: tuple[ContextReference, ...]
+    dropped: tuple[DroppedChunk, ...]
+    dropped_total: int
+    tokens_used: int
+    budget: int
+    tokens_saved: int
+    call: int
+    session_tokens: int
+    result_tokens: int
+    max_result_tokens: int
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What ``search`` returns in a session: ranked hits with their text, except those
+    the session already has, which come back as references (same accounting as
+    :class:`ContextResult`; ``tokens_used`` counts hit texts and reference lines)."""
+
+    query: str
+    mode: str
+    k: int
+    hits: tuple[Hit, ...]
+    references: tuple[ContextReference, ...]
+    tokens_used: int
+    call: int
+    session_tokens: int
+    result_tokens: int
+    max_result_tokens: int
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A span of one document's text, as ``get_chunk`` and ``get_document`` return it.
+
+    ``text == document.text[start:end]``. ``truncated`` says the span was cut to stay
+    within the span or result limits; ``next_start`` is where to continue (None at the
+    end of the document). ``chunk_ids`` are the chunks lying wholly inside the span.
+    """
+
+    doc_id: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    doc_chars: int
+    header: str
+    chunk_ids: tuple[str, ...]
+    tokens: int
+    truncated: bool
+    next_start: int | None
+    text: str
+    call: int
+    session_tokens: int
+    result_tokens: int
+    max_result_tokens: int
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write tool did: the index run, and the document ids of the asked-for paths.
+
+    ``missing`` lists asked-for paths that produced no document (ignored, binary,
+    unsupported or empty files; the report counts why).
+    """
+
+    report: IndexReport
+    paths: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    missing: tuple[str, ...]
+    documents: int
+    chunks: int
+    note: str = ""
