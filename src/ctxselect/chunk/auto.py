@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.markdown import MarkdownChunker
+from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.tokens import TokenChunker
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.tokens.counters import get_counter
 from ctxselect.types import Chunk, Document
 
 
 @CHUNKERS.register("auto")
-class AutoChunker:
+class AutoChunker(SizedChunker):
     """Chunk ``doc.kind == "markdown"`` by headings, everything else by tokens.
 
     Both use the same ``size``, ``overlap`` and ``counter``.
@@ -26,11 +26,9 @@ class AutoChunker:
         overlap: int = 0,
         counter: TokenCounter | None = None,
     ) -> None:
-        self.counter = counter if counter is not None else get_counter(DEFAULT_TOKENIZER)
+        super().__init__(size, overlap, counter)
         self.markdown = MarkdownChunker(size, overlap, self.counter)
         self.tokens = TokenChunker(size, overlap, self.counter)
-        self.size = size
-        self.overlap = overlap
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Return the chunks of ``doc`` from the chunker its kind calls for."""

@@ -15,10 +15,11 @@ from typing import Any
 
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.recursive import RecursiveSplitter
+from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.spans import Row, has_text, to_chunks, trim
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.tokens.counters import count_many, get_counter
+from ctxselect.tokens.counters import count_many
 from ctxselect.types import Chunk, Document
 
 # The line breaks markdown-it normalises to "\n", so its line numbers match ours.
@@ -133,7 +134,7 @@ class _Unit:
 
 
 @CHUNKERS.register("markdown")
-class MarkdownChunker:
+class MarkdownChunker(SizedChunker):
     """Cut Markdown at every heading; each chunk's header is its heading path.
 
     A section's own text (heading to next heading) is one unit. Consecutive sibling units
@@ -157,10 +158,8 @@ class MarkdownChunker:
         overlap: int = 0,
         counter: TokenCounter | None = None,
     ) -> None:
-        self.counter = counter if counter is not None else get_counter(DEFAULT_TOKENIZER)
+        super().__init__(size, overlap, counter)
         self.splitter = RecursiveSplitter(self.counter, size, overlap)
-        self.size = size
-        self.overlap = overlap
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Return the chunks of ``doc`` in document order.

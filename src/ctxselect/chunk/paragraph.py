@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 from ctxselect.chunk.base import CHUNKERS
+from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.spans import Row, check_size, to_chunks, trim
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.errors import ConfigError
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.tokens.counters import count_many, get_counter
+from ctxselect.tokens.counters import count_many
 from ctxselect.types import Chunk, Document
 
 # A blank line: a line break, optional whitespace, another line break.
@@ -28,7 +29,7 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
 
 
 @CHUNKERS.register("paragraph")
-class ParagraphChunker:
+class ParagraphChunker(SizedChunker):
     """Pack whole paragraphs into chunks of about ``size`` characters (the chapter's rule).
 
     Paragraphs are appended to the current chunk; when adding the next one would take the
@@ -57,9 +58,7 @@ class ParagraphChunker:
                 f"the paragraph chunker never overlaps chunks, got overlap {overlap}: "
                 "set overlap to 0, or use the tokens chunker for overlapping chunks"
             )
-        self.counter = counter if counter is not None else get_counter(DEFAULT_TOKENIZER)
-        self.size = size
-        self.overlap = overlap
+        super().__init__(size, overlap, counter)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Return the ``(start, end)`` span of each chunk of ``text``, in order."""

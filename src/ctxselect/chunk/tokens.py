@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.recursive import RecursiveSplitter
+from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.spans import Row, to_chunks
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.tokens.counters import get_counter
 from ctxselect.types import Chunk, Document
 
 
 @CHUNKERS.register("tokens")
-class TokenChunker:
+class TokenChunker(SizedChunker):
     """Cut documents into chunks of at most ``size`` tokens, never more.
 
     Boundaries are tried coarsest first (paragraphs, lines, sentences, words, then
@@ -34,10 +34,8 @@ class TokenChunker:
         overlap: int = 0,
         counter: TokenCounter | None = None,
     ) -> None:
-        self.counter = counter if counter is not None else get_counter(DEFAULT_TOKENIZER)
+        super().__init__(size, overlap, counter)
         self.splitter = RecursiveSplitter(self.counter, size, overlap)
-        self.size = size
-        self.overlap = overlap
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Return the chunks of ``doc`` in document order.
