@@ -11,7 +11,8 @@ DEMO_INDEX := .ctxselect/demo
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,dev,plot,mcp]'
+	$(PY) -m pip install --quiet torch==2.13.0  # first: the CPU wheel, not pip's multi-GB CUDA build
+	$(PY) -m pip install --quiet -e '.[test,bench,dev,plot,mcp,dense,rerank]'
 	touch $@
 
 demo: $(VENV)/.installed

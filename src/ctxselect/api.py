@@ -7,12 +7,10 @@ server call these functions and nothing else.
 
 from __future__ import annotations
 
-import dataclasses
 import os
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ctxselect import budget as _budget
@@ -25,15 +23,18 @@ from ctxselect.config import (
     DEFAULT_K,
     DEFAULT_MODE,
     DEFAULT_PACKER,
+    RELOAD_CHECK_SECONDS,
     BM25Params,
     ChunkSpec,
     resolve_index_dir,
 )
-from ctxselect.errors import ConfigError, UnknownNameError
-from ctxselect.index.writer import write_changes
+from ctxselect.errors import IndexMismatchError, UnknownNameError
+from ctxselect.indexing import index_paths
 from ctxselect.registry import Registry
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.stores.base import Snapshot
 from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION, SQLiteStore
+from ctxselect.stores.embedded.writes import local_commits
 from ctxselect.types import (
     Chunk,
     ChunkTable,
@@ -41,15 +42,10 @@ from ctxselect.types import (
     Explanation,
     Hit,
     IndexInfo,
-    IndexReport,
     Selection,
 )
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _retriever_params(mode: str, bm25: BM25Params) -> dict[str, Any]:
@@ -61,113 +57,6 @@ def _settings(manifest: Mapping[str, Any]) -> tuple[ChunkSpec, BM25Params]:
     chunk = ChunkSpec(**manifest["chunk"]) if "chunk" in manifest else ChunkSpec()
     bm25 = BM25Params(**manifest["bm25"]) if "bm25" in manifest else BM25Params()
     return chunk, bm25
-
-
-def index_paths(
-    paths: Sequence[str | os.PathLike[str]] = (),
-    index: str | os.PathLike[str] | None = None,
-    *,
-    chunk: ChunkSpec | None = None,
-    bm25: BM25Params | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    progress: bool = False,
-) -> IndexReport:
-    """Index files, folders or BEIR corpora into an index folder, redoing only what changed.
-
-    Args:
-        paths: Roots to scan; empty means the roots the index was built from.
-        index: Index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
-        chunk: Chunking settings; default: the index's own, else ``ChunkSpec()``.
-        bm25: BM25 settings; default: the index's own, else ``BM25Params()``.
-        max_bytes: Files larger than this are skipped and counted.
-        progress: Show progress bars on stderr.
-
-    Returns:
-        What changed. Documents whose content hash is unchanged are not touched; when
-        nothing changed, nothing is written.
-    """
-    started = time.perf_counter()
-    folder = resolve_index_dir(index)
-    store = SQLiteStore(folder, create=True)
-    try:
-        manifest = store.read_manifest()
-        roots = [str(Path(p).resolve()) for p in paths] or list(manifest.get("roots", []))
-        if not roots:
-            raise ConfigError(
-                f"no paths to index and index {folder} has no roots yet: "
-                f"run `ctxselect index PATH... --index {folder}`"
-            )
-        old_chunk, old_bm25 = _settings(manifest)
-        chunk = chunk or old_chunk
-        bm25 = bm25 or old_bm25
-        chunker = _chunk.make_chunker(chunk)
-        loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
-        settings_changed = "chunk" in manifest and (chunk != old_chunk or bm25 != old_bm25)
-        changes = _ingest.diff_documents(store.doc_hashes(), loaded.documents)
-        removed = list(changes.removed)
-        # New chunking or BM25 settings invalidate every chunk: re-chunk all documents.
-        updated = list(changes.modified) + (list(changes.unchanged) if settings_changed else [])
-        unchanged = [] if settings_changed else list(changes.unchanged)
-        wanted = set(changes.added) | set(updated)
-        upserts = [d for d in loaded.documents if d.doc_id in wanted]
-        modes = RETRIEVERS.names()
-        complete = set(manifest.get("modes", [])) == set(modes)
-        rebuilt = bool(upserts or removed or not complete)
-        n_chunks = store.counts()["chunks"]
-        if rebuilt:
-            new_manifest = {
-                "created": manifest.get("created", _now()),
-                "updated": _now(),
-                "roots": roots,
-                "chunk": dataclasses.asdict(chunk),
-                "bm25": dataclasses.asdict(bm25),
-                "modes": modes,
-                "default_mode": manifest.get("default_mode", DEFAULT_MODE),
-            }
-            builders = {
-                mode: _builder(RETRIEVERS.get(mode), _retriever_params(mode, bm25))
-                for mode in modes
-            }
-            n_chunks = write_changes(
-                store,
-                upserts=upserts,
-                removed=removed,
-                chunk=chunker.chunk,
-                builders=builders,
-                manifest=new_manifest,
-                progress=progress,
-            )
-        report = loaded.report
-        return IndexReport(
-            index=folder,
-            added=len(changes.added),
-            updated=len(updated),
-            removed=len(removed),
-            unchanged=len(unchanged),
-            documents=len(loaded.documents),
-            chunks=n_chunks,
-            rebuilt=rebuilt,
-            seconds=round(time.perf_counter() - started, 3),
-            skipped={
-                "binary": report.binary,
-                "empty": report.empty,
-                "too_large": report.too_large,
-                "unsupported": report.unsupported,
-                "ignored": report.ignored,
-                "decoded_with_replacement": report.decoded_with_replacement,
-            },
-            unreadable=tuple(report.unreadable),
-            note="settings changed: every document was re-chunked" if settings_changed else "",
-        )
-    finally:
-        store.close()
-
-
-def _builder(cls: Any, params: Mapping[str, Any]) -> Any:
-    def build(table: ChunkTable) -> Mapping[str, Any]:
-        return cls.build(table, **params).arrays()
-
-    return build
 
 
 def open_index(index: str | os.PathLike[str] | None = None) -> Index:
@@ -188,8 +77,11 @@ def build_index(
 class Index:
     """An opened index: search, select, explain and inspect.
 
-    The chunk table and each mode's artefacts are loaded once, on first use, so repeated
-    queries never touch the disk.
+    Reads one committed generation at a time, without locks: every call first asks the
+    store (one cheap SQLite pragma) whether a newer generation was committed and reloads
+    if so; base arrays are memory-mapped, so a reload reads the small delta segments,
+    not the corpus. Chunk texts stay in memory up to ``TEXTS_IN_MEMORY_MAX`` chunks and
+    are read per hit above that, so repeated queries on a small index never touch disk.
     """
 
     def __init__(self, store: SQLiteStore) -> None:
@@ -198,7 +90,64 @@ class Index:
         self.manifest = store.read_manifest()
         self.chunk_spec, self.bm25 = _settings(self.manifest)
         self._table: ChunkTable | None = None
-        self._retrievers: dict[str, Retriever] = {}
+        # (snapshot, its retrievers by mode): replaced as one value, so a thread never
+        # pairs a snapshot with another generation's retrievers.
+        self._state: tuple[Snapshot, dict[str, Retriever]] | None = None
+        self._version = -1
+        self._check_at = 0.0
+        self._commits_seen = -1
+        self._reload_lock = threading.Lock()
+        self._lazy = False
+
+    def _current(self, force: bool = False) -> tuple[Snapshot, dict[str, Retriever]]:
+        """The committed generation to read, and its retrievers.
+
+        A newer generation is looked for at most every ``RELOAD_CHECK_SECONDS`` (one
+        SQLite pragma), at once after a commit made by this process, and always with
+        ``force`` (inside a read transaction, where it pins what the search reads).
+        """
+        state = self._state
+        if (
+            not force
+            and state is not None
+            and time.monotonic() < self._check_at
+            and local_commits() == self._commits_seen
+        ):
+            return state
+        with self._reload_lock:
+            self._commits_seen = local_commits()
+            self._check_at = time.monotonic() + RELOAD_CHECK_SECONDS
+            version = self.store.data_version()
+            state = self._state
+            if state is not None and version == self._version and not force:
+                return state
+            self._version = version
+            if state is None or self.store.generation() != state[0].generation:
+                fresh = self.store.snapshot(previous=state[0] if state else None)
+                self.manifest = dict(fresh.manifest)
+                self.chunk_spec, self.bm25 = _settings(self.manifest)
+                self._table = None
+                self._lazy = not isinstance(fresh.rows, ChunkTable)
+                state = self._state = (fresh, {})
+            return state
+
+    def _snapshot(self) -> Snapshot:
+        return self._current()[0]
+
+    def _recheck(self) -> None:
+        """Make the next call look for a newer generation at once."""
+        self._version = -1
+        self._check_at = 0.0
+
+    def _pinned(self, read: Callable[[Retriever], Any], mode: str | None) -> Any:
+        """Run ``read`` on a generation whose rows cannot vanish meanwhile.
+
+        Texts read per hit (large indexes) come from the store, so the search runs in
+        one read transaction on the generation it loaded (reloaded if it is stale).
+        """
+        with self.store.reading():
+            self._current(force=True)
+            return read(self.retriever(mode))
 
     def __enter__(self) -> Index:
         return self
@@ -208,34 +157,58 @@ class Index:
 
     @property
     def table(self) -> ChunkTable:
-        """Every chunk as columns (loaded once)."""
-        if self._table is None:
-            self._table = self.store.chunk_table()
-        return self._table
+        """Every live chunk as columns, chunk_id order (loaded once per generation)."""
+        snap = self._snapshot()
+        table = self._table
+        if table is None:
+            compacted = all(s.compacted for s in snap.segments.values())
+            rows = snap.rows
+            table = rows if isinstance(rows, ChunkTable) and compacted else self.store.chunk_table()
+            self._table = table
+        return table
 
     def retriever(self, mode: str | None = None) -> Retriever:
         """Return the retriever for ``mode`` (default: the index's default mode)."""
+        snap, cache = self._current()
+        found = cache.get(mode) if mode else None
+        if found is not None:
+            return found
         mode = mode or self.manifest.get("default_mode", DEFAULT_MODE)
-        cls = RETRIEVERS.get(mode)
-        if mode not in self._retrievers:
-            arrays = self.store.read_arrays(mode)
+        found = cache.get(mode)
+        if found is None:
+            RETRIEVERS.get(mode)  # an unknown mode: UnknownNameError listing the valid ones
+            if mode not in snap.segments:
+                raise IndexMismatchError(
+                    f"index {self.path} has no {mode} arrays: rebuild it with "
+                    f"`ctxselect index PATH... --index {self.path}`"
+                )
             params = _retriever_params(mode, self.bm25)
-            self._retrievers[mode] = cls.load(self.table, arrays, **params)
-        return self._retrievers[mode]
+            found = _retrieve.load_segments(mode, snap.rows, snap.segments[mode], **params)
+            cache[mode] = found
+        return found
 
     def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
         """Return the ``k`` best chunks for ``query``, best first."""
-        return self.retriever(mode).search(query, k)
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.search(query, k), mode)
+        return retriever.search(query, k)
 
     def search_many(
         self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None
     ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}`` for every query."""
-        return self.retriever(mode).search_many(queries, k)
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.search_many(queries, k), mode)
+        return retriever.search_many(queries, k)
 
     def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
         """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
-        return self.retriever(mode).explain(query, chunk_id)
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.explain(query, chunk_id), mode)
+        return retriever.explain(query, chunk_id)
 
     def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
         """Explain the ``k`` best chunks for ``query``."""
@@ -271,8 +244,9 @@ class Index:
         return _budget.make_packer(name, counter, format=format, span_text=self.store.span_text)
 
     def _depth_for(self, budget: int) -> int:
-        sizes = self.table.n_tokens
-        mean = max(1.0, sum(sizes) / len(sizes)) if sizes else 1.0
+        counts = self._snapshot().manifest.get("counts") or self.store.counts()
+        chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
+        mean = max(1.0, tokens / chunks) if chunks else 1.0
         return max(50, int(3 * budget / mean) + 1)
 
     def get_chunk(self, chunk_id: str) -> Chunk:
@@ -292,22 +266,70 @@ class Index:
             "default_mode": self.manifest.get("default_mode", DEFAULT_MODE),
             "roots": self.manifest.get("roots", []),
         }
+        snap = self._snapshot()
+        pending = snap.manifest.get("pending") or {}
+        bm25 = snap.segments.get("bm25")
         return IndexInfo(
             index=self.path,
             documents=counts["documents"],
             chunks=counts["chunks"],
-            tokens=int(sum(self.table.n_tokens)),
+            tokens=counts["tokens"],
             disk_bytes=self.store.disk_bytes(),
             schema_version=SCHEMA_VERSION,
             settings=settings,
             modes=tuple(self.manifest.get("modes", [])),
             created=str(self.manifest.get("created", "")),
             updated=str(self.manifest.get("updated", "")),
+            generation=snap.generation,
+            delta_segments=len(snap.manifest.get("segments") or []),
+            delta_rows=int(pending.get("delta_rows", 0)),
+            deleted_rows=int(pending.get("dead_rows", 0)),
+            compacted=str(snap.manifest.get("compacted", snap.manifest.get("created", ""))),
+            avgdl_drift=_retrieve.length_drift(bm25) if bm25 is not None else 0.0,
         )
 
     def close(self) -> None:
         """Close the underlying store."""
         self.store.close()
+
+    # Building blocks for callers that choose their own candidates (sessions.py).
+
+    def count_tokens(self, text: str) -> int:
+        """Count ``text`` in the tokenizer the index was built with."""
+        return int(_tokens.get_counter(self.chunk_spec.tokenizer).count(text))
+
+    def depth(self, budget: int) -> int:
+        """Return how many ranked chunks :meth:`select` considers for ``budget``."""
+        return self._depth_for(budget)
+
+    def pack(
+        self,
+        hits: Sequence[Hit],
+        budget: int,
+        *,
+        packer: str = DEFAULT_PACKER,
+        format: str = DEFAULT_FORMAT,
+    ) -> Selection:
+        """Fit ranked ``hits`` (best first) into ``budget`` tokens exactly as :meth:`select` does.
+
+        For callers that filter or reshape the candidates first, such as a session that
+        leaves out the chunks it has already delivered.
+        """
+        return self._packer(packer, format).pack(hits, budget)
+
+    def frame_tokens(self, hit: Hit, format: str = DEFAULT_FORMAT) -> int:
+        """Return what ``hit`` alone costs in a selection: its framed piece, in tokens."""
+        piece = _budget.frame(hit.doc_id, hit.start, hit.end, hit.header, hit.text, format)
+        return self.count_tokens(piece)
+
+    def span_text(self, doc_id: str, start: int, end: int) -> str:
+        """Return ``document.text[start:end]`` without loading the whole document."""
+        return self.store.span_text(doc_id, start, end)
+
+    @property
+    def roots(self) -> list[str]:
+        """The absolute paths the index was built from."""
+        return [str(r) for r in self.manifest.get("roots", [])]
 
 
 def names(kind: str) -> list[str]:

@@ -52,3 +52,15 @@ class NotFoundError(CtxselectError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class IndexLockedError(CtxselectError):
+    """Another process is writing to the index, and waiting for it was not asked for."""
+
+
+class IndexWriteError(CtxselectError, OSError):
+    """Writing the index failed (disk full, I/O error); the last committed state is kept."""
+
+
+class ModelNotFoundError(CtxselectError, FileNotFoundError):
+    """A model folder the user named (``--rerank-model PATH``) does not hold a model."""

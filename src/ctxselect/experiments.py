@@ -1,12 +1,15 @@
-"""The facade's measuring half: ``evaluate_corpus`` (``ctxselect eval``) and ``run_lab``.
+"""The facade's measuring half: ``evaluate_corpus`` (``ctxselect eval``), ``run_lab``,
+``compare_run_files`` (``ctxselect compare``) and ``session_cost`` (``ctxselect cost``).
 
 Like :mod:`ctxselect.api`, this module composes stages (ingest, chunk, retrieve, budget,
-eval); nothing else does.
+eval); :mod:`ctxselect.sweeps` holds the sweep and the budgeted-selection blocks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -19,11 +22,35 @@ from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
 from ctxselect import tokens as _tokens
 from ctxselect.api import Index, index_paths, open_index, retriever_for
-from ctxselect.config import DEFAULT_INDEX_DIR, DEFAULT_MODE, BM25Params, ChunkSpec
-from ctxselect.errors import InputError
+from ctxselect.config import (
+    DEFAULT_FORMAT,
+    DEFAULT_INDEX_DIR,
+    DEFAULT_MODE,
+    DEFAULT_PACKER,
+    BM25Params,
+    ChunkSpec,
+)
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval import Comparison, SessionCost, session_cost
 from ctxselect.retrieve.base import Retriever
-from ctxselect.types import Chunk, Document, Hit
+from ctxselect.sweeps import MemoCounter, measure_budgets, selection_depth
+from ctxselect.types import Chunk, Document, Qrels
 
+__all__ = [
+    "Comparison",
+    "EvalResult",
+    "LabReport",
+    "SessionCost",
+    "compare_run_files",
+    "default_eval_index",
+    "evaluate_corpus",
+    "ranked_documents",
+    "run_lab",
+    "session_cost",
+]
+
+DEFAULT_PERMUTATIONS = _eval.DEFAULT_PERMUTATIONS
+DEFAULT_SEED = _eval.DEFAULT_SEED
 LAB_SIZES = (400, 800, 1600, 3200, 6400, 12800)
 LAB_BUDGETS = (500, 1000, 2000, 4000, 8000)
 LAB_BUDGET_CHUNK_CHARS = 1600
@@ -34,7 +61,15 @@ LAB_TOKENIZER = "chars4"  # the chapter's estimate
 
 @dataclass(frozen=True, slots=True)
 class EvalResult:
-    """Metrics of one retrieval mode on a labeled corpus (``ctxselect eval``)."""
+    """Metrics of one retrieval mode on a labeled corpus (``ctxselect eval``).
+
+    ``metrics`` holds ranking metrics (``ndcg@10``) and, for each budget, the budget
+    metrics (``recall@2000t``, ``relevant-tokens@2000t``, ``tokens_used@2000t``,
+    ``chunks@2000t``). ``excluded_no_relevant`` counts queries left out because nothing
+    judged for them is relevant; ``unknown_queries_in_qrels`` judged queries missing from
+    the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
+    the corpus; ``spans_beyond_text`` span labels past their document's end.
+    """
 
     corpus: str
     mode: str
@@ -50,6 +85,13 @@ class EvalResult:
     search_seconds: float
     run_path: str = ""
     per_query: dict[str, dict[str, float]] | None = None
+    level: str = "doc"
+    label_kind: str = "documents"
+    budgets: tuple[int, ...] = ()
+    packer: str = ""
+    unknown_queries_in_qrels: int = 0
+    spans_beyond_text: int = 0
+    per_query_path: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,90 +125,160 @@ def ranked_documents(
     Chunks are fetched in growing depth until ``k`` distinct documents are found or the
     ranking runs out, so the document ranking is exact however documents are chunked.
     """
-    out: dict[str, list[tuple[str, float]]] = {}
-    pending = dict(queries)
-    depth = 2 * k
-    while pending:
-        hits = index.search_many(pending, depth, mode)
-        for qid, ranked in hits.items():
-            docs = _best_per_doc(ranked)
-            if len(docs) >= k or len(ranked) < depth:
-                out[qid] = docs[:k]
-                del pending[qid]
-        depth *= 4
-    return out
-
-
-def _best_per_doc(hits: Sequence[Hit]) -> list[tuple[str, float]]:
-    seen: dict[str, float] = {}
-    for hit in hits:
-        seen.setdefault(hit.doc_id, hit.score)
-    return list(seen.items())
+    return _eval.rank_documents(lambda q, depth: index.search_many(q, depth, mode), queries, k)
 
 
 def evaluate_corpus(
     corpus: str | os.PathLike[str],
     queries: str | os.PathLike[str],
-    qrels: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
     *,
+    spans: str | os.PathLike[str] | None = None,
     mode: str = DEFAULT_MODE,
     metrics: Sequence[str] | str = ("ndcg@10", "recall@100"),
+    budgets: Sequence[int] = (),
+    level: str = "doc",
+    packer: str = DEFAULT_PACKER,
+    format: str = DEFAULT_FORMAT,
     index: str | os.PathLike[str] | None = None,
     chunk: ChunkSpec | None = None,
     bm25: BM25Params | None = None,
     run_out: str | os.PathLike[str] | None = None,
     per_query: bool = False,
+    per_query_out: str | os.PathLike[str] | None = None,
     progress: bool = False,
 ) -> EvalResult:
-    """Index ``corpus`` (or reuse its index), run every query, and score the document run.
+    """Index ``corpus`` (or reuse its index), run every query, and score the run.
 
-    Chunk rankings collapse to document rankings by each document's best chunk. Metric
-    values follow trec_eval's definitions (checked against pytrec_eval in the tests).
+    At ``level="doc"`` chunk rankings collapse to document rankings by each document's
+    best chunk; at ``"chunk"`` chunks are judged directly (a chunk is relevant when its
+    document is, or when it overlaps a relevant span). Ranking metrics follow trec_eval's
+    definitions (checked against pytrec_eval in the tests). For each budget the queries'
+    selections are made as ``ctxselect select`` makes them and scored with the budget
+    metrics (``recall@Bt`` ...); budget metrics named in ``metrics`` add their budgets.
 
     Args:
         corpus: A folder, files, or a BEIR ``corpus.jsonl``.
-        queries: BEIR ``queries.jsonl`` (``_id``, ``text``).
-        qrels: BEIR qrels TSV or TREC qrels.
+        queries: BEIR ``queries.jsonl`` (``_id``, ``text``), or lab JSONL with labels.
+        qrels: BEIR qrels TSV or TREC qrels. spans: Span labels JSONL instead.
         mode: Retrieval mode.
-        metrics: ``name@k`` metric names.
+        metrics: ``name@k`` ranking metrics and ``name@Bt`` budget metrics.
+        budgets: Token budgets to select under; each adds every budget metric.
+        level: ``doc`` or ``chunk``: what the ranking metrics judge.
+        packer: Packer of the budgeted selections. format: Their framing.
         index: Index folder; default one per corpus under ``./.ctxselect/eval``.
         chunk: Chunking settings (default: the index's, else ``ChunkSpec()``).
         bm25: BM25 settings.
-        run_out: Write the document run here in TREC format.
+        run_out: Write the run (documents, or chunks at chunk level) in TREC format.
         per_query: Keep per-query values in the result.
+        per_query_out: Write per-query values here, one JSON object per line.
         progress: Progress bars on stderr.
+
+    Raises:
+        ConfigError: A metric, level, packer or format is invalid.
+        InputError: An input file is malformed, or no query has a relevant document.
     """
-    specs = _eval.parse_metrics(metrics)
-    depth = max(spec.k for spec in specs)
-    query_texts = _eval.read_queries(queries)
-    judged = _eval.load_qrels(qrels)
+    _eval.check_level(level)
+    ranking, budget_specs = _eval.split_metrics(metrics)
+    wanted = sorted({*(int(b) for b in budgets), *(b.budget for b in budget_specs)})
+    for value in wanted:
+        _budget.check_budget(value)
+    _budget.PACKERS.check(packer)
+    _budget.FORMATS.check(format)
+    depth = max((spec.k for spec in ranking), default=1)
     folder = os.fspath(index) if index else default_eval_index(corpus)
     report = index_paths([corpus], folder, chunk=chunk, bm25=bm25, progress=progress)
     with open_index(folder) as idx:
-        started = time.perf_counter()
-        ranked = ranked_documents(idx, query_texts, depth, mode)
-        search_seconds = time.perf_counter() - started
         doc_ids = set(idx.table.doc_ids)
-    run = _eval.collapse_to_docs(ranked)
+        labeled = _eval.load_labeled_set(
+            queries, qrels, spans, doc_ids, lambda d: len(idx.get_document(d).text)
+        )
+        started = time.perf_counter()
+        run, judged = _ranked_run(idx, labeled, level, depth, mode)
+        search_seconds = time.perf_counter() - started
+        # evaluate() needs one metric; with budget metrics alone, hit@1 is computed unused
+        scored = _eval.evaluate(run, judged, [str(s) for s in ranking] or ["hit@1"])
+        values = {q: {m: v[m] for m in map(str, ranking)} for q, v in scored.per_query.items()}
+        if wanted:
+            _add_budget_values(values, idx, labeled, wanted, mode, packer, format)
     if run_out:
         _eval.write_trec_run(run_out, run, tag=f"ctxselect-{mode}", k=depth)
-    scored = _eval.evaluate(run, judged, [str(s) for s in specs], doc_ids=doc_ids)
+    if per_query_out:
+        _write_per_query(per_query_out, values)
+    means = {str(spec): scored.mean[str(spec)] for spec in ranking}
+    for name in (n for b in wanted for n in _eval.budget_metric_names(b)):
+        means[name] = sum(values[q][name] for q in labeled.queries) / len(labeled.queries)
     return EvalResult(
         corpus=os.fspath(corpus),
         mode=mode,
         index=folder,
-        metrics=scored.mean,
+        metrics=means,
         n_queries=scored.n_queries,
-        excluded_no_relevant=scored.excluded_no_relevant,
+        excluded_no_relevant=labeled.excluded_no_relevant + scored.excluded_no_relevant,
         missing_from_run=scored.missing_from_run,
-        unknown_docs_in_qrels=scored.unknown_docs_in_qrels,
+        unknown_docs_in_qrels=labeled.unknown_docs,
         documents=report.documents,
         chunks=report.chunks,
         index_seconds=report.seconds,
         search_seconds=round(search_seconds, 3),
         run_path=os.fspath(run_out) if run_out else "",
-        per_query=scored.per_query if per_query else None,
+        per_query=values if per_query else None,
+        level=level,
+        label_kind=labeled.labels.kind,
+        budgets=tuple(wanted),
+        packer=packer if wanted else "",
+        unknown_queries_in_qrels=labeled.unknown_queries,
+        spans_beyond_text=labeled.spans_beyond_text,
+        per_query_path=os.fspath(per_query_out) if per_query_out else "",
     )
+
+
+def _ranked_run(
+    idx: Index, labeled: _eval.LabeledSet, level: str, depth: int, mode: str | None
+) -> tuple[dict[str, dict[str, float]], Qrels]:
+    """The run to score and the judgments it is scored on, at document or chunk level."""
+    if level == "doc":
+        ranked = ranked_documents(idx, labeled.queries, depth, mode)
+        return _eval.collapse_to_docs(ranked), labeled.labels.qrels
+    hits = idx.search_many(labeled.queries, depth, mode)
+    run = {qid: {h.chunk_id: h.score for h in ranked} for qid, ranked in hits.items()}
+    table = idx.table
+    judged = labeled.labels.chunk_qrels(table.chunk_ids, table.doc_ids, table.starts, table.ends)
+    return run, judged
+
+
+def _add_budget_values(
+    values: dict[str, dict[str, float]],
+    idx: Index,
+    labeled: _eval.LabeledSet,
+    budgets: Sequence[int],
+    mode: str | None,
+    packer: str,
+    format: str,
+) -> None:
+    """Select under each budget as ``Index.select`` does; add the budget metrics per query."""
+    n_tokens = idx.table.n_tokens
+    hits = idx.search_many(labeled.queries, selection_depth(max(budgets), n_tokens), mode)
+    measured = measure_budgets(
+        hits,
+        labeled.labels,
+        [(packer, b) for b in budgets],
+        counter=MemoCounter(idx.chunk_spec.tokenizer),
+        n_tokens=n_tokens,
+        span_text=idx.store.span_text,
+        format=format,
+    )
+    for per_query in measured.values():
+        for qid, scores in per_query.items():
+            values.setdefault(qid, {}).update(scores)
+
+
+def _write_per_query(
+    path: str | os.PathLike[str], values: Mapping[str, Mapping[str, float]]
+) -> None:
+    lines = [json.dumps({"qid": qid, **values[qid]}) + "\n" for qid in sorted(values)]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(lines)
 
 
 def run_lab(
@@ -249,3 +361,37 @@ def _budget_rows(
                 answered += 1
         rows.append(_eval.BudgetRow(budget, answered, len(labeled), pieces / len(labeled)))
     return tuple(rows)
+
+
+def compare_run_files(
+    run_a: str | os.PathLike[str],
+    run_b: str | os.PathLike[str],
+    qrels: str | os.PathLike[str],
+    *,
+    metrics: Sequence[str] | str = _eval.DEFAULT_METRICS,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Compare two TREC runs per metric: paired differences and a randomization test.
+
+    Raises:
+        ConfigError: A metric is invalid or is a budget metric (runs hold rankings, not
+            selections), or ``permutations`` < 1.
+        InputError: A file is malformed, or the runs share no query with the qrels.
+    """
+    ranking, budget_specs = _eval.split_metrics(metrics)
+    if budget_specs:
+        raise ConfigError(
+            f"{budget_specs[0]} is a budget metric, and TREC runs hold rankings, not "
+            "selections: compare ranking metrics (ndcg@10, recall@100, ...), or measure "
+            "budgets with `ctxselect eval --budgets` or `ctxselect sweep`"
+        )
+    result = _eval.compare_runs(
+        _eval.read_trec_run(run_a),
+        _eval.read_trec_run(run_b),
+        _eval.load_qrels(qrels),
+        [str(spec) for spec in ranking],
+        permutations=permutations,
+        seed=seed,
+    )
+    return dataclasses.replace(result, run_a=os.fspath(run_a), run_b=os.fspath(run_b))

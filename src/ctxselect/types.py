@@ -7,7 +7,12 @@ All are frozen dataclasses; ``dataclasses.asdict`` of them is the JSON the CLI p
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +236,10 @@ class IndexReport:
     skipped: dict[str, int] = field(default_factory=dict)
     unreadable: tuple[tuple[str, str], ...] = ()
     note: str = ""
+    renamed: int = 0
+    compacted: bool = False
+    delta_segments: int = 0
+    generation: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +256,12 @@ class IndexInfo:
     modes: tuple[str, ...]
     created: str
     updated: str
+    generation: int = 0
+    delta_segments: int = 0
+    delta_rows: int = 0
+    deleted_rows: int = 0
+    compacted: str = ""
+    avgdl_drift: float = 0.0
 
 
 # Values of session-aware selection (sessions.py), the MCP server's tool results.
@@ -385,3 +400,85 @@ class WriteResult:
     documents: int
     chunks: int
     note: str = ""
+
+
+class Rows(Protocol):
+    """What a retriever reads of the chunks it ranks: :class:`ChunkTable` is one.
+
+    Row ``i`` is the i-th row of the retriever's arrays. A store may serve rows lazily
+    (texts read by row id on demand) so a large index need not hold every text in memory.
+    """
+
+    @property
+    def chunk_ids(self) -> Sequence[str]:
+        """Chunk id of every row."""
+        ...
+
+    @property
+    def row_of(self) -> Mapping[str, int]:
+        """Row of every chunk id (ids of deleted rows are absent)."""
+        ...
+
+    def __len__(self) -> int:
+        """Return the number of rows."""
+        ...
+
+    def hit(self, row: int, rank: int, score: float) -> Hit:
+        """Make the Hit for ``row`` at ``rank`` with ``score``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Segments:
+    """One retrieval mode's stored keyword index: a base segment plus the changes since.
+
+    Rows are global: the base's rows first (chunk_id order when it was written), then
+    each delta's rows in order. A search over these equals a rebuild once compacted
+    (no deltas, nothing dead); see docs/12-updates.md for what differs before.
+
+    Attributes:
+        base: The arrays the mode's retriever wrote (its ``arrays()``) at the last
+            compaction or full build.
+        deltas: Raw postings of the rows added since, one mapping per delta segment:
+            ``vocab``, ``indptr``, ``rows`` (local), ``tfs``, ``lengths``. No weights:
+            they are computed when loaded, with the statistics of the live rows.
+        dead: Global rows deleted since the base was written (sorted int64), or None.
+        dead_terms: Term -> number of deleted rows that hold it (keeps df exact).
+    """
+
+    base: Mapping[str, np.ndarray]
+    deltas: tuple[Mapping[str, np.ndarray], ...] = ()
+    dead: np.ndarray | None = None
+    dead_terms: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def compacted(self) -> bool:
+        """True when the base alone is the index (no delta rows, no deleted rows)."""
+        return not self.deltas and (self.dead is None or len(self.dead) == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactReport:
+    """What one compaction did: segments merged into one base, deleted rows dropped."""
+
+    index: str
+    chunks: int
+    merged_segments: int
+    dropped_rows: int
+    seconds: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """The result of an integrity check; ``ok`` is False when ``problems`` is not empty.
+
+    ``checks`` names what was checked; ``removed`` lists leftover files of an interrupted
+    write that were deleted (they never belonged to a committed state).
+    """
+
+    index: str
+    ok: bool
+    checks: tuple[str, ...]
+    problems: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()

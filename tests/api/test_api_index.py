@@ -119,3 +119,25 @@ def test_missing_index_and_unknown_mode_errors(corpus, tmp_path):
 def test_chunk_file_without_indexing(corpus):
     chunks = cs.chunk_file(corpus / "guide.md", cs.ChunkSpec(chunker="markdown", size=64))
     assert any("Guide > Install > Linux" in c.header for c in chunks)
+
+
+def test_the_write_path_lives_in_indexing_and_is_re_exported():
+    import ctxselect.api
+    import ctxselect.indexing
+
+    assert cs.index_paths is ctxselect.api.index_paths is ctxselect.indexing.index_paths
+    for name in ("add_paths", "add_documents", "remove_documents", "compact_index"):
+        assert getattr(cs, name) is getattr(ctxselect.indexing, name)
+
+
+def test_the_table_and_info_follow_updates_before_compaction(corpus, tmp_path):
+    ix = tmp_path / "ix"
+    cs.index_paths([corpus], ix)
+    with cs.open_index(ix) as idx:
+        assert idx.info().delta_segments == 0
+        extra = cs.Document("extra.txt", "Caches hold lines.", content_hash="e")
+        cs.add_documents([extra], ix, compact_fraction=None)
+        info = idx.info()
+        assert info.delta_segments == 1 and info.delta_rows == 1 and info.documents == 4
+        assert "extra.txt#0" in idx.table.row_of and len(idx.table) == info.chunks
+        assert idx.get_chunk("extra.txt#0").text == "Caches hold lines."

@@ -1,16 +1,148 @@
 """Metrics of a token-budgeted selection: did the answer make it into the context?
 
-A selection is judged against qrels like a run is (see :mod:`.evaluate`): only queries
-with a relevant document count, and a counted query with no selection scores 0.
+A selection is judged against labels like a run is (see :mod:`.evaluate`): only queries
+with a relevant document count, and a counted query with no selection scores 0. Budget
+metric names end in ``t`` (tokens): for a selection made under a budget of B tokens,
+
+- ``recall@Bt``: 1 when a selected piece is relevant (its document is relevant, or it
+  overlaps a relevant span; :class:`~.labels.Labels` decides), else 0; the mean is the
+  share of queries whose answer made it into the context.
+- ``relevant-tokens@Bt``: the share of the selection's tokens (framing included) that
+  come from relevant documents; with span labels a piece's tokens count in proportion
+  to its characters inside relevant spans. 0 for an empty selection.
+- ``tokens_used@Bt``: tokens the selection uses, framing included.
+- ``chunks@Bt``: chunks in the selection (merged neighbours count one each).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from ctxselect.errors import InputError
-from ctxselect.eval.metrics import RELEVANT, n_relevant
-from ctxselect.types import Qrels
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval.labels import Labels
+from ctxselect.eval.metrics import RELEVANT, MetricSpec, n_relevant, parse_metric
+from ctxselect.types import Qrels, Selection
+
+BUDGET_METRICS = ("recall", "relevant-tokens", "tokens_used", "chunks")
+"""Budget metric names, without ``@Bt``."""
+
+_BUDGET_NAME = re.compile(r"^([a-z_-]+)@([0-9]+)t$")
+_LOOKS_BUDGET = re.compile(r"^[a-z_-]+@[^@]*t$")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetMetricSpec:
+    """One parsed budget metric name: ``recall@2000t`` is ``BudgetMetricSpec("recall", 2000)``."""
+
+    name: str
+    budget: int
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.budget}t"
+
+
+def is_budget_metric(name: str) -> bool:
+    """Tell whether ``name`` is meant as a budget metric (written ``name@...t``)."""
+    return _LOOKS_BUDGET.match(name.strip().lower()) is not None
+
+
+def parse_budget_metric(name: str) -> BudgetMetricSpec:
+    """Parse ``recall@2000t`` and the like.
+
+    Raises:
+        ConfigError: The name is not ``name@<budget>t`` with a known name.
+    """
+    match = _BUDGET_NAME.match(name.strip().lower())
+    valid = ", ".join(BUDGET_METRICS)
+    if match is None or match.group(1) not in BUDGET_METRICS:
+        raise ConfigError(
+            f"unknown budget metric {name!r}: write name@<tokens>t with name one of "
+            f"{valid}, e.g. recall@2000t"
+        )
+    return BudgetMetricSpec(match.group(1), int(match.group(2)))
+
+
+def split_metrics(
+    names: Sequence[str] | str,
+) -> tuple[tuple[MetricSpec, ...], tuple[BudgetMetricSpec, ...]]:
+    """Parse ranking metrics (``ndcg@10``) and budget metrics (``recall@2000t``) apart.
+
+    Raises:
+        ConfigError: A name is invalid, or no name is given.
+    """
+    items = [i.strip() for i in (names.split(",") if isinstance(names, str) else names)]
+    items = [i for i in items if i]
+    if not items:
+        raise ConfigError("no metric given: pass at least one name@k, e.g. ndcg@10")
+    ranking = tuple(dict.fromkeys(parse_metric(i) for i in items if not is_budget_metric(i)))
+    budget = tuple(dict.fromkeys(parse_budget_metric(i) for i in items if is_budget_metric(i)))
+    return ranking, budget
+
+
+def ranking_metric_names(names: Sequence[str] | str) -> tuple[str, ...]:
+    """Parse ranking metric names only (a sweep measures budget metrics on its own).
+
+    Raises:
+        ConfigError: A name is invalid or is a budget metric.
+    """
+    ranking, budget = split_metrics(names)
+    if budget:
+        raise ConfigError(
+            f"{budget[0]} is a budget metric: here give ranking metrics (name@k, e.g. "
+            "ndcg@10); recall, relevant-tokens, tokens_used and chunks @Bt are measured "
+            "for every budget of the grid"
+        )
+    return tuple(str(spec) for spec in ranking)
+
+
+def budget_metric_names(budget: int) -> tuple[str, ...]:
+    """Every budget metric's name at ``budget`` tokens, in :data:`BUDGET_METRICS` order."""
+    return tuple(str(BudgetMetricSpec(name, budget)) for name in BUDGET_METRICS)
+
+
+def score_selection(selection: Selection, labels: Labels, qid: str) -> dict[str, float]:
+    """Score one query's selection on every budget metric (names without ``@Bt``)."""
+    relevant_tokens = 0.0
+    found = False
+    for piece in selection.chunks:
+        if labels.grade(qid, piece.doc_id, piece.start, piece.end) >= RELEVANT:
+            found = True
+            width = piece.end - piece.start
+            chars = labels.relevant_chars(qid, piece.doc_id, piece.start, piece.end)
+            relevant_tokens += piece.tokens * (chars / width if width else 1.0)
+    used = selection.tokens_used
+    return {
+        "recall": 1.0 if found else 0.0,
+        "relevant-tokens": relevant_tokens / used if used else 0.0,
+        "tokens_used": float(used),
+        "chunks": float(sum(len(piece.chunk_ids) for piece in selection.chunks)),
+    }
+
+
+def budget_scores(
+    selections: Mapping[str, Selection], labels: Labels, budget: int
+) -> dict[str, dict[str, float]]:
+    """Return qid -> {``recall@Bt``: ..., ...} for every evaluated query of ``labels``.
+
+    An evaluated query without a selection scores 0 on every budget metric.
+
+    Raises:
+        InputError: No query has a relevant document or span.
+    """
+    evaluated = labels.evaluated()
+    if not evaluated:
+        raise InputError(
+            "no labeled query has a relevant document (grade >= 1): nothing to measure"
+        )
+    names = dict(zip(BUDGET_METRICS, budget_metric_names(budget), strict=True))
+    out: dict[str, dict[str, float]] = {}
+    for qid in evaluated:
+        selection = selections.get(qid)
+        values = score_selection(selection, labels, qid) if selection else {}
+        out[qid] = {names[m]: values.get(m, 0.0) for m in BUDGET_METRICS}
+    return out
 
 
 def _evaluated(qrels: Qrels) -> list[str]:

@@ -101,6 +101,18 @@ def read_labeled(path: PathLike) -> list[LabeledQuery]:
     return items
 
 
+def is_labeled_file(path: PathLike) -> bool:
+    """Tell whether a queries file is the lab's labeled JSONL (its first line has "label").
+
+    Raises:
+        InputError: The file is missing, unreadable or its first line is not a JSON object.
+    """
+    for number, line in read_lines(path, "queries"):
+        record = _json_object(path, number, line, f"{_QUERY_EXPECTED} or {_LABELED_EXPECTED}")
+        return "label" in record and "_id" not in record
+    return False
+
+
 def load_beir_split(folder: PathLike, split: str = "test") -> tuple[dict[str, str], Qrels]:
     """Load the queries and qrels of one split of a BEIR dataset folder.
 

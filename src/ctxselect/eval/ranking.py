@@ -13,10 +13,10 @@ from __future__ import annotations
 import heapq
 import math
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ctxselect.errors import InputError
-from ctxselect.types import Run
+from ctxselect.types import Hit, Run
 
 
 def _order_key(item: tuple[str, float]) -> tuple[float, str]:
@@ -147,3 +147,31 @@ def collapse_to_docs(ranked: Mapping[str, Sequence[tuple[str, float]]]) -> Run:
             previous = (doc_id, score)
         run[qid] = docs
     return run
+
+
+def rank_documents(
+    search_many: Callable[[Mapping[str, str], int], Mapping[str, Sequence[Hit]]],
+    queries: Mapping[str, str],
+    k: int,
+) -> dict[str, list[tuple[str, float]]]:
+    """Rank documents per query by their best chunk, ``k`` distinct documents deep.
+
+    ``search_many(queries, depth)`` returns ranked chunk hits. Chunks are fetched in
+    growing depth until ``k`` distinct documents are found or the ranking runs out, so
+    the document ranking is exact however documents are chunked.
+    """
+    out: dict[str, list[tuple[str, float]]] = {}
+    pending = dict(queries)
+    depth = 2 * k
+    while pending:
+        found = search_many(pending, depth)
+        for qid in list(pending):
+            ranked = found.get(qid, [])
+            docs: dict[str, float] = {}
+            for hit in ranked:
+                docs.setdefault(hit.doc_id, hit.score)
+            if len(docs) >= k or len(ranked) < depth:
+                out[qid] = list(docs.items())[:k]
+                del pending[qid]
+        depth *= 4
+    return out

@@ -1,21 +1,53 @@
-"""Write path: chunk changed documents and store them with fresh ranking artefacts."""
+"""Write path: chunk changed documents and commit them with their index segment.
+
+An update analyzes only the chunks it adds (a delta segment of raw postings) and the
+chunks it deletes (their terms, so document frequencies stay exact); nothing in it
+grows with the corpus. A full build analyzes every chunk into a new base segment.
+Retrieval modes are passed in as :class:`ModeOps` so this package never imports
+``retrieve/`` (the facade, ``ctxselect.indexing``, builds them).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from ctxselect.stores.base import Store
-from ctxselect.types import Chunk, ChunkTable, Document
+from ctxselect.types import Chunk, Document
 
 ChunkFn = Callable[[Document], list[Chunk]]
-"""A chunker's ``chunk`` method; the api passes it in so index/ stays free of chunk/."""
+"""A chunker's ``chunk`` method; the facade passes it in so index/ stays free of chunk/."""
 
-BuildFn = Callable[[ChunkTable], Mapping[str, np.ndarray]]
-"""Builds one retriever's arrays from the chunk table."""
+RawArrays = Mapping[str, np.ndarray]
+"""Raw postings of some rows: ``vocab``, ``indptr``, ``rows``, ``tfs``, ``lengths``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModeOps:
+    """What the write path needs of one retrieval mode.
+
+    Attributes:
+        analysis: Names the text analysis; modes with equal names share one pass.
+        analyze: Texts -> their raw postings (row i = text i).
+        terms: One text -> its index terms, repeats kept (as ``analyze`` counts them).
+        finish: Raw postings of every live row, in chunk_id order -> the mode's stored
+            base arrays (weights computed with the statistics of exactly those rows).
+    """
+
+    analysis: str
+    analyze: Callable[[Sequence[str]], RawArrays]
+    terms: Callable[[str], list[str]]
+    finish: Callable[[RawArrays], Mapping[str, np.ndarray]]
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """The text a keyword index sees for a chunk: header, then chunk text."""
+    return f"{chunk.header}\n{chunk.text}" if chunk.header else chunk.text
 
 
 def chunk_documents(
@@ -28,26 +60,78 @@ def chunk_documents(
     return chunks
 
 
-def write_changes(
+def analyze(chunks: Sequence[Chunk], modes: Mapping[str, ModeOps]) -> dict[str, RawArrays]:
+    """Return each mode's raw postings of ``chunks``; one pass per distinct analysis."""
+    texts = [indexed_text(c) for c in chunks]
+    done: dict[str, RawArrays] = {}
+    out: dict[str, RawArrays] = {}
+    for mode, ops in modes.items():
+        if ops.analysis not in done:
+            done[ops.analysis] = ops.analyze(texts)
+        out[mode] = done[ops.analysis]
+    return out
+
+
+def dead_terms(chunks: Sequence[Chunk], modes: Mapping[str, ModeOps]) -> dict[str, dict[str, int]]:
+    """Return, per mode, how many of ``chunks`` hold each term (their df to subtract)."""
+    done: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, int]] = {}
+    for mode, ops in modes.items():
+        if ops.analysis not in done:
+            counts: Counter[str] = Counter()
+            for c in chunks:
+                counts.update(set(ops.terms(indexed_text(c))))
+            done[ops.analysis] = dict(counts)
+        out[mode] = done[ops.analysis]
+    return out
+
+
+def write_update(
     store: Store,
     *,
     upserts: Sequence[Document],
     removed: Sequence[str],
-    chunk: ChunkFn,
-    builders: Mapping[str, BuildFn],
+    chunks: Sequence[Chunk],
+    modes: Mapping[str, ModeOps],
     manifest: Mapping[str, Any],
-    progress: bool = False,
 ) -> int:
-    """Store changed documents and rebuild every mode's artefacts in one transaction.
+    """Commit changed documents as a delta segment; return the new generation.
 
-    Everything commits together, so a process killed half-way leaves the index as it
-    was before. Returns the number of chunks the index holds afterwards.
+    ``chunks`` are the new chunks of ``upserts``. The old chunks of ``upserts`` and of
+    ``removed`` become dead rows; their terms are counted so every df stays exact.
     """
-    chunks = chunk_documents(upserts, chunk, progress=progress)
-    with store.transaction():
-        store.write_documents(upserts, chunks, removed)
-        table = store.chunk_table()
-        for mode, build in builders.items():
-            store.write_arrays(mode, build(table))
-        store.write_manifest(manifest)
-    return len(table)
+    doomed = [*removed, *(d.doc_id for d in upserts)]
+    old = store.chunks_of(doomed) if doomed else []
+    ordered = sorted(chunks, key=lambda c: c.chunk_id)
+    return store.commit_update(
+        documents=upserts,
+        chunks=ordered,
+        removed=removed,
+        arrays=analyze(ordered, modes) if ordered else {},
+        dead_terms=dead_terms(old, modes),
+        manifest=manifest,
+    )
+
+
+def write_full(
+    store: Store,
+    *,
+    documents: Sequence[Document],
+    removed: Sequence[str],
+    chunks: Sequence[Chunk],
+    modes: Mapping[str, ModeOps],
+    manifest: Mapping[str, Any],
+) -> int:
+    """Replace every chunk and the base segment (first build, changed settings)."""
+    ordered = sorted(chunks, key=lambda c: c.chunk_id)  # base rows are in chunk_id order
+    raw = analyze(ordered, modes)
+    finished = {mode: ops.finish(raw[mode]) for mode, ops in modes.items()}
+    return store.commit_update(
+        documents=documents,
+        chunks=ordered,
+        removed=removed,
+        arrays=finished,
+        dead_terms={},
+        manifest=manifest,
+        rebuild=True,
+    )

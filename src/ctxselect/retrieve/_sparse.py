@@ -23,10 +23,15 @@ import numpy as np
 
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.retrieve.analyze import Analyzer
-from ctxselect.types import ChunkTable, Hit
+from ctxselect.types import Hit, Rows
 
 ARRAY_NAMES = ("vocab", "indptr", "rows", "tfs", "lengths", "weights")
+RAW_NAMES = ("vocab", "indptr", "rows", "tfs", "lengths")
 _MAX_WORD_CACHE = 2_000_000
+# Above this many postings a load checks the row range on a sample, not on every entry:
+# reading a memory-mapped 1M-chunk index whole would cost seconds and its size in RSS
+# (`ctxselect verify` checks every entry).
+_FULL_CHECK_POSTINGS = 1 << 22
 
 QueryTerms = tuple[list[int], list[float] | None]
 """Term ids of a query (deduplicated, first occurrence first) and their multipliers
@@ -101,9 +106,37 @@ def decode_vocab(blob: np.ndarray) -> list[str]:
     return text.split("\n") if text else []
 
 
-def postings_from_arrays(
-    arrays: Mapping[str, np.ndarray], table: ChunkTable, mode: str
-) -> Postings:
+def raw_arrays(postings: Postings) -> dict[str, np.ndarray]:
+    """The postings as arrays to store (no weights): what a delta segment holds."""
+    return {
+        "vocab": encode_vocab(postings.vocab),
+        "indptr": postings.indptr,
+        "rows": postings.rows,
+        "tfs": postings.tfs,
+        "lengths": postings.lengths,
+    }
+
+
+def raw_postings(arrays: Mapping[str, np.ndarray]) -> Postings:
+    """Invert :func:`raw_arrays` (no check against a chunk table)."""
+    return Postings(
+        decode_vocab(arrays["vocab"]),
+        np.asarray(arrays["indptr"], dtype=np.int64),
+        np.asarray(arrays["rows"], dtype=np.int32),
+        np.asarray(arrays["tfs"], dtype=np.int32),
+        np.asarray(arrays["lengths"], dtype=np.int32),
+        {},
+    )
+
+
+def _rows_in_range(rows: np.ndarray, n: int) -> bool:
+    if len(rows) <= _FULL_CHECK_POSTINGS:
+        return not len(rows) or int(rows.max()) < n
+    sample = rows[:: max(1, len(rows) // 65536)]
+    return int(sample.max()) < n and int(rows[-1]) < n
+
+
+def postings_from_arrays(arrays: Mapping[str, np.ndarray], table: Rows, mode: str) -> Postings:
     """Check stored arrays against ``table`` and wrap them as :class:`Postings`."""
     missing = [name for name in ARRAY_NAMES if name not in arrays]
     if missing:
@@ -121,7 +154,7 @@ def postings_from_arrays(
     rows = np.asarray(arrays["rows"], dtype=np.int32)
     tfs = np.asarray(arrays["tfs"], dtype=np.int32)
     sizes = {len(rows), len(tfs), len(arrays["weights"]), int(indptr[-1]) if len(indptr) else -1}
-    if len(indptr) != len(vocab) + 1 or len(sizes) != 1 or (len(rows) and rows.max() >= len(table)):
+    if len(indptr) != len(vocab) + 1 or len(sizes) != 1 or not _rows_in_range(rows, len(table)):
         raise IndexCorruptError(
             f"the {mode} index postings do not match its vocabulary or chunk table: "
             f"rebuild the index"
@@ -180,7 +213,7 @@ class SparseRetriever:
     mode = ""
 
     def __init__(
-        self, table: ChunkTable, analyzer: Analyzer, postings: Postings, weights: np.ndarray
+        self, table: Rows, analyzer: Analyzer, postings: Postings, weights: np.ndarray
     ) -> None:
         self.table = table
         self.analyzer = analyzer
@@ -296,6 +329,52 @@ class SparseRetriever:
     def _df(self, tid: int) -> int:
         """Return the number of rows that contain term ``tid``."""
         return self._ip[tid + 1] - self._ip[tid]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index artefacts to persist (each mode adds its own to the postings)."""
+        raise NotImplementedError
+
+    # -- hooks for searching across segments (ctxselect.retrieve.segments) -------------
+
+    exact_live = False
+    """True when :meth:`live_weights` recomputes weights exactly as a rebuild would."""
+
+    def idf_of(self, df: np.ndarray, n: int) -> np.ndarray:
+        """Return the mode's idf of every term with document frequency ``df`` among ``n``."""
+        raise NotImplementedError
+
+    def live_weights(
+        self, tfs: np.ndarray, dl: np.ndarray, idf: np.ndarray | np.floating, avgdl: float
+    ) -> np.ndarray:
+        """Return float32 weights of postings, computed exactly as a rebuild computes them.
+
+        ``dl`` is each posting's row length, ``idf`` its term's idf (live statistics).
+        """
+        raise NotImplementedError
+
+    def row_factors(
+        self,
+        tfs: np.ndarray,
+        lengths: np.ndarray,
+        rows: np.ndarray,
+        idf: np.ndarray,
+        avgdl: float,
+    ) -> np.ndarray:
+        """Return each posting's weight divided by its term's idf (float64).
+
+        ``lengths`` are per row, ``rows`` index them, ``idf`` is per posting; ``avgdl``
+        is the mean row length to normalise with (BM25 only).
+        """
+        raise NotImplementedError
+
+    def query_weights(
+        self, terms: list[str], tid_of: Mapping[str, int], idf: np.ndarray
+    ) -> QueryTerms:
+        """Turn analyzed query ``terms`` into term ids and query-side multipliers.
+
+        ``tid_of`` maps the terms that occur in live rows to ids that index ``idf``.
+        """
+        raise NotImplementedError
 
     def _base_arrays(self) -> dict[str, np.ndarray]:
         """The arrays every sparse retriever persists."""

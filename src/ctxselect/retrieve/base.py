@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ctxselect.registry import Registry
-from ctxselect.types import ChunkTable, Explanation, Hit
+from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
 
 @runtime_checkable
@@ -45,8 +45,8 @@ class RetrieverClass(Protocol):
         """Index ``table`` from scratch."""
         ...
 
-    def load(self, table: ChunkTable, arrays: Mapping[str, np.ndarray], **params: Any) -> Retriever:
-        """Rebuild the retriever from the arrays ``arrays()`` returned."""
+    def load(self, table: Rows, arrays: Mapping[str, np.ndarray], **params: Any) -> Retriever:
+        """Rebuild the retriever from the arrays ``arrays()`` returned (rows may be lazy)."""
         ...
 
 

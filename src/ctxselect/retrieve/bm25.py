@@ -26,12 +26,13 @@ from ctxselect.retrieve._sparse import (
     SparseRetriever,
     add_in_order,
     dedupe,
+    encode_vocab,
     index_corpus,
     postings_from_arrays,
 )
 from ctxselect.retrieve.analyze import BM25Analyzer
 from ctxselect.retrieve.base import RETRIEVERS
-from ctxselect.types import ChunkTable, Explanation, TermExplanation
+from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(BM25Params))
 
@@ -53,17 +54,40 @@ def bm25_idf(df: int, n: int) -> float:
     return math.log1p((n - df + 0.5) / (df + 0.5))
 
 
+def bm25_idfs(df: np.ndarray, n: int) -> np.ndarray:
+    """:func:`bm25_idf` of every entry of ``df`` at once."""
+    return np.log1p((n - df + 0.5) / (df + 0.5))
+
+
+def _norms(lengths: np.ndarray, avgdl: float, params: BM25Params) -> np.ndarray:
+    """Each row's ``k1 * (1 - b + b * dl / avgdl)``."""
+    dl = lengths.astype(np.float64)
+    return params.k1 * (1.0 - params.b + params.b * dl / avgdl) if avgdl > 0 else dl
+
+
 def bm25_weights(postings: Postings, params: BM25Params) -> np.ndarray:
     """Compute every (term, row) BM25 weight, in float64, in posting order."""
     n = len(postings.lengths)
     df = np.diff(postings.indptr)
-    idf = np.log1p((n - df + 0.5) / (df + 0.5))  # bm25_idf, for every term at once
-    lengths = postings.lengths.astype(np.float64)
-    avgdl = float(lengths.mean()) if n else 0.0
-    norm = params.k1 * (1.0 - params.b + params.b * lengths / avgdl) if avgdl > 0 else lengths
+    idf = bm25_idfs(df, n)
+    avgdl = float(postings.lengths.astype(np.float64).mean()) if n else 0.0
+    norm = _norms(postings.lengths, avgdl, params)
     tf = postings.tfs.astype(np.float64)
     term_of_posting = np.repeat(np.arange(len(df)), df)
     return idf[term_of_posting] * tf / (tf + norm[postings.rows])
+
+
+def bm25_arrays(postings: Postings, params: BM25Params) -> dict[str, np.ndarray]:
+    """The arrays :meth:`BM25Retriever.arrays` returns, straight from postings."""
+    return {
+        "vocab": encode_vocab(postings.vocab),
+        "indptr": postings.indptr,
+        "rows": postings.rows,
+        "tfs": postings.tfs,
+        "lengths": postings.lengths,
+        "weights": bm25_weights(postings, params).astype(np.float32),
+        "params": np.array([params.k1, params.b, float(params.stem), float(params.stopwords)]),
+    }
 
 
 @RETRIEVERS.register("bm25")
@@ -78,7 +102,7 @@ class BM25Retriever(SparseRetriever):
 
     def __init__(
         self,
-        table: ChunkTable,
+        table: Rows,
         postings: Postings,
         params: BM25Params,
         weights: np.ndarray | None = None,
@@ -106,9 +130,23 @@ class BM25Retriever(SparseRetriever):
         return cls(table, index_corpus(texts, analyzer), p)
 
     @classmethod
+    def analysis(cls, params: BM25Params | None = None, **fields: Any) -> tuple[str, BM25Analyzer]:
+        """Return the analyzer the index uses and a key naming it (equal keys: same terms)."""
+        p = bm25_params(params, **fields)
+        key = f"bm25:stem={int(p.stem)}:stopwords={int(p.stopwords)}"
+        return key, BM25Analyzer(stem=p.stem, stopwords=p.stopwords)
+
+    @classmethod
+    def arrays_from_postings(
+        cls, postings: Postings, params: BM25Params | None = None, **fields: Any
+    ) -> dict[str, np.ndarray]:
+        """Return the stored arrays for ``postings``, as ``build(...).arrays()`` would."""
+        return bm25_arrays(postings, bm25_params(params, **fields))
+
+    @classmethod
     def load(
         cls,
-        table: ChunkTable,
+        table: Rows,
         arrays: Mapping[str, np.ndarray],
         params: BM25Params | None = None,
         **fields: Any,
@@ -140,6 +178,25 @@ class BM25Retriever(SparseRetriever):
 
     def _query(self, query: str) -> QueryTerms:
         return dedupe(self._term_ids(query))
+
+    def idf_of(self, df: np.ndarray, n: int) -> np.ndarray:
+        """Lucene's BM25 idf of every term (see :func:`bm25_idf`)."""
+        return bm25_idfs(df, n)
+
+    exact_live = True
+
+    def live_weights(
+        self, tfs: np.ndarray, dl: np.ndarray, idf: np.ndarray | np.floating, avgdl: float
+    ) -> np.ndarray:
+        """:func:`bm25_weights`' formula, term by term, as float32 (bit for bit)."""
+        tf = tfs.astype(np.float64)
+        return (idf * tf / (tf + _norms(dl, avgdl, self.params))).astype(np.float32)
+
+    def query_weights(
+        self, terms: list[str], tid_of: Mapping[str, int], idf: np.ndarray
+    ) -> QueryTerms:
+        """Known terms, each once, with its count in the query as the multiplier."""
+        return dedupe([tid_of[t] for t in terms if t in tid_of])
 
     def explain(self, query: str, chunk_id: str) -> Explanation:
         """Take ``chunk_id``'s BM25 score for ``query`` apart, one entry per query term.

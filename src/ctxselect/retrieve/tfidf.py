@@ -27,12 +27,13 @@ from ctxselect.retrieve._sparse import (
     QueryTerms,
     SparseRetriever,
     add_in_order,
+    encode_vocab,
     index_corpus,
     postings_from_arrays,
 )
 from ctxselect.retrieve.analyze import TfidfAnalyzer
 from ctxselect.retrieve.base import RETRIEVERS
-from ctxselect.types import ChunkTable, Explanation, TermExplanation
+from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
 
 
 def _no_params(mode: str, params: Mapping[str, Any]) -> None:
@@ -43,15 +44,23 @@ def _no_params(mode: str, params: Mapping[str, Any]) -> None:
         )
 
 
+def tfidf_idfs(df: np.ndarray, n: int) -> np.ndarray:
+    """``ln(N / df)`` of every term; 0 for a term no row holds (it matches nothing)."""
+    df = np.asarray(df)
+    out = np.zeros(len(df))
+    held = df > 0
+    if n > 0:
+        out[held] = np.log(n / df[held])
+    return out
+
+
 @RETRIEVERS.register("tfidf")
 class TfidfRetriever(SparseRetriever):
     """Cosine similarity of tf x idf vectors (the chapter's TF-IDF scorer)."""
 
     mode = "tfidf"
 
-    def __init__(
-        self, table: ChunkTable, postings: Postings, weights: np.ndarray | None = None
-    ) -> None:
+    def __init__(self, table: Rows, postings: Postings, weights: np.ndarray | None = None) -> None:
         n = len(table)
         df = np.diff(postings.indptr)
         self._idf = np.log(n / df) if len(df) else np.zeros(0)
@@ -61,6 +70,30 @@ class TfidfRetriever(SparseRetriever):
         self._norms: np.ndarray | None = None
 
     @classmethod
+    def analysis(cls, **params: Any) -> tuple[str, TfidfAnalyzer]:
+        """Return the analyzer the index uses and a key naming it (equal keys: same terms)."""
+        _no_params(cls.mode, params)
+        return "words", TfidfAnalyzer()
+
+    @classmethod
+    def arrays_from_postings(cls, postings: Postings, **params: Any) -> dict[str, np.ndarray]:
+        """Return the stored arrays for ``postings``, as ``build(...).arrays()`` would."""
+        _no_params(cls.mode, params)
+        probe = cls.__new__(cls)  # the weight formulas only need the idf, not a table
+        n = len(postings.lengths)
+        df = np.diff(postings.indptr)
+        probe._idf = np.log(n / df) if len(df) else np.zeros(0)
+        weights = probe._compute_weights(postings)
+        return {
+            "vocab": encode_vocab(postings.vocab),
+            "indptr": postings.indptr,
+            "rows": postings.rows,
+            "tfs": postings.tfs,
+            "lengths": postings.lengths,
+            "weights": np.ascontiguousarray(weights, dtype=np.float32),
+        }
+
+    @classmethod
     def build(cls, table: ChunkTable, **params: Any) -> TfidfRetriever:
         """Analyze every chunk (``table.indexed_text(row)``) and build the index."""
         _no_params(cls.mode, params)
@@ -68,9 +101,7 @@ class TfidfRetriever(SparseRetriever):
         return cls(table, index_corpus(texts, TfidfAnalyzer()))
 
     @classmethod
-    def load(
-        cls, table: ChunkTable, arrays: Mapping[str, np.ndarray], **params: Any
-    ) -> TfidfRetriever:
+    def load(cls, table: Rows, arrays: Mapping[str, np.ndarray], **params: Any) -> TfidfRetriever:
         """Rebuild the retriever from :meth:`arrays` without re-analyzing the corpus."""
         _no_params(cls.mode, params)
         postings = postings_from_arrays(arrays, table, cls.mode)
@@ -116,6 +147,39 @@ class TfidfRetriever(SparseRetriever):
         _, shares = self._query_vector(query)
         term_id = self._term_id
         return [term_id[w] for w in shares], list(shares.values())
+
+    def idf_of(self, df: np.ndarray, n: int) -> np.ndarray:
+        """``ln(N / df)`` of every term."""
+        return tfidf_idfs(df, n)
+
+    def row_factors(
+        self,
+        tfs: np.ndarray,
+        lengths: np.ndarray,
+        rows: np.ndarray,
+        idf: np.ndarray,
+        avgdl: float,
+    ) -> np.ndarray:
+        """``tf / |d|``, with ``|d|`` the row's tf x idf vector length under ``idf``."""
+        x = tfs * idf
+        norms = np.sqrt(np.bincount(rows, x * x, minlength=len(lengths)))
+        per = norms[rows]
+        return np.divide(tfs.astype(np.float64), per, out=np.zeros(len(per)), where=per > 0)
+
+    def query_weights(
+        self, terms: list[str], tid_of: Mapping[str, int], idf: np.ndarray
+    ) -> QueryTerms:
+        """Each known word once, weighted ``count * idf / |q|`` (the cosine's query side)."""
+        counts: dict[str, int] = {}
+        for word in terms:
+            counts[word] = counts.get(word, 0) + 1
+        q = {}
+        for word, c in counts.items():
+            tid = tid_of.get(word)
+            if tid is not None and idf[tid] > 0:
+                q[tid] = c * float(idf[tid])
+        q_norm = math.sqrt(add_in_order(v * v for v in q.values()))
+        return list(q), [v / q_norm for v in q.values()]
 
     def explain(self, query: str, chunk_id: str) -> Explanation:
         """Take the cosine apart: contribution of t = q_t * d_t / (|q| |d|).
@@ -175,6 +239,21 @@ class TfidfSumRetriever(TfidfRetriever):
     def _query(self, query: str) -> QueryTerms:
         tids = list(dict.fromkeys(self._term_ids(query)))
         return [t for t in tids if self._idf[t] > 0], None
+
+    exact_live = True
+
+    def live_weights(
+        self, tfs: np.ndarray, dl: np.ndarray, idf: np.ndarray | np.floating, avgdl: float
+    ) -> np.ndarray:
+        """``tf / words(chunk) * idf`` as :meth:`_compute_weights` computes it, as float32."""
+        return (tfs / dl.astype(np.float64) * idf).astype(np.float32)
+
+    def query_weights(
+        self, terms: list[str], tid_of: Mapping[str, int], idf: np.ndarray
+    ) -> QueryTerms:
+        """Each known word once, with idf > 0; no multipliers."""
+        tids = [tid_of[t] for t in dict.fromkeys(terms) if t in tid_of]
+        return [t for t in tids if idf[t] > 0], None
 
     def explain(self, query: str, chunk_id: str) -> Explanation:
         """Take the sum apart: contribution of t = tf / words(chunk) * idf(t).

@@ -1,18 +1,49 @@
-"""The Store seam: where documents, chunks, index artefacts and the manifest live.
+"""The Store seam: where documents, chunks, index segments and the manifest live.
 
-The embedded SQLite store is the default; a Milvus store is planned behind the same
-seam, so chunking, budget selection and evaluation never see which one is in use.
+The embedded store (``stores/embedded``: SQLite plus ``.npy`` files) is the default; a
+Milvus store is planned behind the same seam, so chunking, budget selection and
+evaluation never see which one is in use. A store's promises:
+
+- **Generations.** Every commit is atomic and bumps ``generation()``; a reader sees one
+  committed generation at a time (:class:`Snapshot`) and never a half-written one.
+- **Segments.** The keyword index of each mode is a base segment plus delta segments
+  and deleted rows (:class:`~ctxselect.types.Segments`); compaction folds them into a
+  new base. A store that merges on its own (Milvus) returns compacted snapshots.
+- **One writer.** ``lock(wait)`` is held around every write; readers never take it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ctxselect.types import Chunk, ChunkTable, Document
+from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
+
+ModeArrays = Mapping[str, Mapping[str, np.ndarray]]
+"""mode -> array name -> array: what one segment holds for each retrieval mode."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One committed generation of an index, as a search reads it.
+
+    Attributes:
+        generation: The commit this is; a store's ``generation()`` says when it is stale.
+        manifest: Settings, counts, timestamps of that commit.
+        rows: The chunks behind the global rows (base rows, then delta rows).
+        segments: Each mode's base segment, deltas and deleted rows.
+        rowids: The store's id of the chunk behind each global row.
+    """
+
+    generation: int
+    manifest: Mapping[str, Any]
+    rows: Rows
+    segments: Mapping[str, Segments]
+    rowids: np.ndarray
 
 
 @runtime_checkable
@@ -21,30 +52,34 @@ class Store(Protocol):
 
     uri: str
 
+    # -- reading (any process, no lock) --------------------------------------------------
+
     def read_manifest(self) -> dict[str, Any]:
-        """Return the manifest (schema version, settings, timestamps)."""
+        """Return the manifest (schema version, generation, settings, counts, timestamps)."""
         ...
 
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        """Replace the manifest."""
+    def generation(self) -> int:
+        """Return the committed generation (grows with every commit)."""
         ...
 
-    def doc_hashes(self) -> dict[str, str]:
-        """Return ``{doc_id: content_hash}`` of every stored document."""
+    def snapshot(self, eager: bool | None = None) -> Snapshot:
+        """Return the last committed generation's rows and segments."""
         ...
 
-    def write_documents(
-        self, documents: Sequence[Document], chunks: Sequence[Chunk], remove: Sequence[str]
-    ) -> None:
-        """Insert or replace ``documents`` with their ``chunks``; delete ``remove``."""
+    def doc_hashes(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """Return ``{doc_id: content_hash}`` of every document (or of ``doc_ids``)."""
+        ...
+
+    def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
+        """Return the chunks of the given documents."""
         ...
 
     def chunk_table(self) -> ChunkTable:
-        """Return every chunk as a column table in chunk_id order."""
+        """Return every live chunk as a column table in chunk_id order."""
         ...
 
     def iter_chunks(self) -> Iterator[Chunk]:
-        """Yield every chunk in chunk_id order."""
+        """Yield every live chunk in chunk_id order."""
         ...
 
     def get_chunk(self, chunk_id: str) -> Chunk:
@@ -59,20 +94,49 @@ class Store(Protocol):
         """Return ``document.text[start:end]``."""
         ...
 
-    def write_arrays(self, prefix: str, arrays: Mapping[str, np.ndarray]) -> None:
-        """Replace the artefact arrays stored under ``prefix``."""
-        ...
-
-    def read_arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        """Return the artefact arrays stored under ``prefix`` (empty when none)."""
-        ...
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """Group writes so they commit together or not at all."""
-        ...
-
     def counts(self) -> dict[str, int]:
-        """Return ``{"documents": n, "chunks": m}``."""
+        """Return ``{"documents": n, "chunks": m, "tokens": t}``."""
+        ...
+
+    def live_order(self) -> np.ndarray:
+        """Return the store id of every live chunk, in chunk_id order (compaction's rows)."""
+        ...
+
+    # -- writing (one process at a time, holding ``lock``) -----------------------------
+
+    def lock(self, wait: float = 0.0) -> AbstractContextManager[Any]:
+        """Return the writer lock; entering it fails with IndexLockedError when busy."""
+        ...
+
+    def commit_update(
+        self,
+        *,
+        documents: Sequence[Document],
+        chunks: Sequence[Chunk],
+        removed: Sequence[str],
+        arrays: ModeArrays,
+        dead_terms: Mapping[str, Mapping[str, int]],
+        manifest: Mapping[str, Any],
+        rebuild: bool = False,
+    ) -> int:
+        """Commit documents in and out with their delta segment (or a new base)."""
+        ...
+
+    def commit_base(
+        self,
+        *,
+        arrays: ModeArrays,
+        rowids: np.ndarray,
+        expected_generation: int,
+        manifest: Mapping[str, Any],
+    ) -> int:
+        """Commit a compacted base that replaces the base and every delta."""
+        ...
+
+    def commit_deltas(
+        self, *, arrays: ModeArrays, rowids: np.ndarray, expected_generation: int
+    ) -> int:
+        """Commit one delta segment that replaces every delta segment."""
         ...
 
     def close(self) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import click
 
-from ctxselect import api
+from ctxselect import api, indexing
 from ctxselect.config import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CHUNKER,
@@ -12,6 +15,7 @@ from ctxselect.config import (
     DEFAULT_K,
     DEFAULT_PACKER,
     DEFAULT_TOKENIZER,
+    DEFAULT_WATCH_INTERVAL,
     BM25Params,
     ChunkSpec,
 )
@@ -25,7 +29,10 @@ from ctxselect.interfaces.cli.main import (
     json_option,
     mode_option,
     progress_enabled,
+    to_jsonable,
 )
+from ctxselect.interfaces.cli.store import info_extra, report_extra, wait_option
+from ctxselect.types import IndexReport
 
 
 def chunk_options(func: F) -> F:
@@ -67,6 +74,16 @@ def chunk_spec(
 @click.option("--k1", type=float, default=None, help="BM25 k1 (default 1.5).")
 @click.option("--b", "b", type=float, default=None, help="BM25 b (default 0.75).")
 @click.option("--max-bytes", type=int, default=api.DEFAULT_MAX_BYTES, help="Skip larger files.")
+@click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
+@click.option(
+    "--interval",
+    type=float,
+    default=DEFAULT_WATCH_INTERVAL,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --watch: seconds between two looks at the files.",
+)
+@wait_option
 @json_option
 def index(
     paths: tuple[str, ...],
@@ -78,22 +95,42 @@ def index(
     k1: float | None,
     b: float | None,
     max_bytes: int,
+    watch: bool,
+    interval: float,
+    wait: float,
     as_json: bool,
 ) -> None:
-    """Index PATHS (files, folders, BEIR corpus.jsonl); unchanged documents are skipped."""
+    """Index PATHS (files, folders, BEIR corpus.jsonl), touching only what changed.
+
+    New, modified, deleted and renamed files are found by content hash; without PATHS
+    the index's own roots are re-scanned. Searches keep working while it runs.
+    """
     bm25 = None
     if k1 is not None or b is not None:
         base = BM25Params()
         bm25 = BM25Params(k1=base.k1 if k1 is None else k1, b=base.b if b is None else b)
-    report = api.index_paths(
-        paths,
-        index,
-        chunk=chunk_spec(chunker, size, overlap, tokenizer),
-        bm25=bm25,
-        max_bytes=max_bytes,
-        progress=progress_enabled(),
-    )
-    emit_json(report) if as_json else click.echo(render.index_report(report))
+    options: dict[str, Any] = {
+        "chunk": chunk_spec(chunker, size, overlap, tokenizer),
+        "bm25": bm25,
+        "max_bytes": max_bytes,
+        "progress": progress_enabled(),
+        "wait": wait,
+    }
+
+    def show(report: IndexReport) -> None:
+        if as_json:
+            click.echo(json.dumps(to_jsonable(report), ensure_ascii=False))  # one line per run
+            return
+        extra = report_extra(report)
+        click.echo(render.index_report(report) + (f"\n{extra}" if extra else ""))
+
+    if not watch:
+        report = indexing.index_paths(paths, index, **options)
+        emit_json(report) if as_json else show(report)
+        return
+    click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
+    runs = indexing.watch_paths(paths, index, interval=interval, on_report=show, **options)
+    click.echo(f"stopped watching after {runs} index run(s)", err=True)
 
 
 @cli.command()
@@ -187,4 +224,4 @@ def info(index: str | None, as_json: bool) -> None:
     """Show what an index holds and how it was built."""
     with api.open_index(index) as idx:
         data = idx.info()
-    emit_json(data) if as_json else click.echo(render.info(data))
+    emit_json(data) if as_json else click.echo(f"{render.info(data)}\n{info_extra(data)}")

@@ -1,11 +1,11 @@
-"""Measuring commands: eval and lab."""
+"""Measuring commands: eval, lab, sweep, cost and compare."""
 
 from __future__ import annotations
 
 import click
 
-from ctxselect import experiments
-from ctxselect.config import DEFAULT_MODE
+from ctxselect import experiments, sweeps
+from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.commands import chunk_options, chunk_spec
 from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
@@ -21,45 +21,83 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
         raise click.BadParameter(f"expected comma-separated whole numbers, got {value!r}") from None
 
 
+LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged directly."
+
+
 @cli.command("eval")
 @click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
-@click.option("--queries", required=True, type=click.Path(), help="BEIR queries.jsonl.")
-@click.option("--qrels", required=True, type=click.Path(), help="BEIR qrels TSV or TREC qrels.")
+@click.option(
+    "--queries", required=True, type=click.Path(), help="BEIR queries.jsonl, or lab JSONL."
+)
+@click.option("--qrels", type=click.Path(), default=None, help="BEIR qrels TSV or TREC qrels.")
+@click.option("--spans", type=click.Path(), default=None, help="Span labels JSONL (not qrels).")
 @click.option("--mode", default=DEFAULT_MODE, show_default=True, help=choices("mode") + ".")
 @click.option(
-    "--metrics", default="ndcg@10,recall@100", show_default=True, help="Comma-separated name@k."
+    "--metrics",
+    default="ndcg@10,recall@100",
+    show_default=True,
+    help="Comma-separated name@k, and budget metrics such as recall@2000t.",
+)
+@click.option(
+    "--budgets", callback=int_list, default=None, help="Token budgets, e.g. 500,1000,2000."
+)
+@click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
+@click.option(
+    "--packer",
+    default=DEFAULT_PACKER,
+    show_default=True,
+    help=choices("packer") + " (budgets).",
+)
+@click.option(
+    "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
 )
 @click.option("--index", default=None, metavar="DIR", help="Index folder to build or reuse.")
 @click.option("--run-out", type=click.Path(), default=None, help="Write the TREC run here.")
-@click.option("--per-query", is_flag=True, help="Include per-query values (with --json).")
+@click.option(
+    "--per-query", type=click.Path(), default=None, help="Write per-query values (JSONL) here."
+)
 @chunk_options
 @json_option
 def eval_cmd(
     corpus: str,
     queries: str,
-    qrels: str,
+    qrels: str | None,
+    spans: str | None,
     mode: str,
     metrics: str,
+    budgets: tuple[int, ...],
+    level: str,
+    packer: str,
+    fmt: str,
     index: str | None,
     run_out: str | None,
-    per_query: bool,
+    per_query: str | None,
     chunker: str | None,
     size: int | None,
     overlap: int | None,
     tokenizer: str | None,
     as_json: bool,
 ) -> None:
-    """Index a corpus (or reuse its index), run every query, print trec_eval metrics."""
+    """Index a corpus (or reuse its index), run every query, print trec_eval metrics.
+
+    With --budgets, also select under each budget as `select` does and print
+    recall@Bt, relevant-tokens@Bt, tokens_used@Bt and chunks@Bt.
+    """
     result = experiments.evaluate_corpus(
         corpus,
         queries,
         qrels,
+        spans=spans,
         mode=mode,
         metrics=metrics,
+        budgets=budgets,
+        level=level,
+        packer=packer,
+        format=fmt,
         index=index,
         chunk=chunk_spec(chunker, size, overlap, tokenizer),
         run_out=run_out,
-        per_query=per_query,
+        per_query_out=per_query,
         progress=progress_enabled(),
     )
     emit_json(result) if as_json else click.echo(render.eval_result(result))
@@ -111,3 +149,182 @@ def lab(
         tokenizer=tokenizer,
     )
     emit_json(report) if as_json else click.echo(render.lab_report(report))
+
+
+@cli.command()
+@click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
+@click.option(
+    "--queries", required=True, type=click.Path(), help="BEIR queries.jsonl, or lab JSONL."
+)
+@click.option("--qrels", type=click.Path(), default=None, help="BEIR qrels TSV or TREC qrels.")
+@click.option("--spans", type=click.Path(), default=None, help="Span labels JSONL (not qrels).")
+@click.option("--grid", "grid_file", type=click.Path(), default=None, help="Grid TOML file.")
+@click.option("--chunkers", default=None, help=f"Comma-separated: {choices('chunker')}.")
+@click.option(
+    "--sizes",
+    multiple=True,
+    help="Chunk sizes for every chunker (128,256,512) or one (paragraph:800,1600); repeatable.",
+)
+@click.option("--modes", default=None, help=f"Comma-separated: {choices('mode')}.")
+@click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
+@click.option("--budgets", callback=int_list, default=None, help="Token budgets, e.g. 250,500.")
+@click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
+@click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
+@click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
+@click.option(
+    "--metrics",
+    default=",".join(sweeps.SWEEP_METRICS),
+    show_default=True,
+    help="Ranking metrics (name@k).",
+)
+@click.option(
+    "--epsilon",
+    type=float,
+    default=sweeps.DEFAULT_EPSILON,
+    show_default=True,
+    help="Knee tolerance (absolute recall).",
+)
+@click.option(
+    "--turns", type=int, default=sweeps.DEFAULT_TURNS, show_default=True, help="Turns T (cost)."
+)
+@click.option(
+    "--cache-factor",
+    type=float,
+    default=sweeps.CACHED_FACTOR,
+    show_default=True,
+    help="Price factor c of re-sent tokens (cost).",
+)
+@click.option("--out", default=None, metavar="DIR", help="Results folder (reused on re-runs).")
+@click.option("--name", default=None, help="Dataset name in the report (default: folder name).")
+@click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
+@click.option(
+    "--recommend", is_flag=True, help="Print only the recommended budget (the overall knee)."
+)
+@json_option
+def sweep(
+    corpus: str,
+    queries: str,
+    qrels: str | None,
+    spans: str | None,
+    grid_file: str | None,
+    chunkers: str | None,
+    sizes: tuple[str, ...],
+    modes: str | None,
+    packers: str | None,
+    budgets: tuple[int, ...],
+    tokenizer: str | None,
+    fmt: str | None,
+    level: str,
+    metrics: str,
+    epsilon: float,
+    turns: int,
+    cache_factor: float,
+    out: str | None,
+    name: str | None,
+    no_plots: bool,
+    recommend: bool,
+    as_json: bool,
+) -> None:
+    """Sweep chunker x size x mode x packer x budget; write results, plots and report.html.
+
+    Prints the tables in the lab's layout (stdout) and where the report is (stderr).
+    Re-running with the same --out reuses every configuration already measured.
+    """
+    grid = sweeps.sweep_grid(
+        grid_file,
+        chunkers=chunkers,
+        sizes=sizes,
+        modes=modes,
+        packers=packers,
+        budgets=budgets,
+        tokenizer=tokenizer,
+        format=fmt,
+    )
+    report = sweeps.run_sweep(
+        corpus,
+        queries,
+        qrels=qrels,
+        spans=spans,
+        grid=grid,
+        out=out,
+        name=name,
+        level=level,
+        metrics=metrics,
+        epsilon=epsilon,
+        turns=turns,
+        cache_factor=cache_factor,
+        plots=not no_plots,
+        progress=progress_enabled(),
+    )
+    if recommend:
+        data = render.recommendation_data(report)
+        emit_json(data) if as_json else click.echo(data["budget"])
+    else:
+        emit_json(report) if as_json else click.echo(sweeps.sweep_tables(report), nl=False)
+    click.echo(render.sweep_footer(report), err=True)
+
+
+@cli.command()
+@click.option("--budget", type=int, required=True, help="Tokens selected (B).")
+@click.option(
+    "--turns",
+    type=int,
+    default=sweeps.DEFAULT_TURNS,
+    show_default=True,
+    help="Turns the context stays, the first included.",
+)
+@click.option(
+    "--cache-factor",
+    type=float,
+    default=sweeps.CACHED_FACTOR,
+    show_default=True,
+    help="Price of a re-sent token: 0.1 cached, 1.0 uncached.",
+)
+@click.option("--knee", type=int, default=None, help="Knee of the budget sweep (surplus).")
+@json_option
+def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json: bool) -> None:
+    """Print the tokens a selection is billed over a session: B x (1 + (T - 1) x c).
+
+    With --knee K, also the surplus over the knee: (B - K) x (1 + (T - 1) x c).
+    """
+    result = experiments.session_cost(budget, turns, cache_factor, knee)
+    emit_json(result) if as_json else click.echo(render.session_cost(result))
+
+
+@cli.command()
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path())
+@click.option("--qrels", required=True, type=click.Path(), help="BEIR qrels TSV or TREC qrels.")
+@click.option(
+    "--metrics", default="ndcg@10,recall@100", show_default=True, help="Comma-separated name@k."
+)
+@click.option(
+    "--permutations",
+    type=int,
+    default=experiments.DEFAULT_PERMUTATIONS,
+    show_default=True,
+    help="Random sign assignments per metric.",
+)
+@click.option(
+    "--seed", type=int, default=experiments.DEFAULT_SEED, show_default=True, help="Random seed."
+)
+@json_option
+def compare(
+    run_a: str,
+    run_b: str,
+    qrels: str,
+    metrics: str,
+    permutations: int,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Compare TREC runs RUN_A and RUN_B: paired differences, randomization test, wins."""
+    result = experiments.compare_run_files(
+        run_a,
+        run_b,
+        qrels,
+        metrics=metrics,
+        permutations=permutations,
+        seed=seed,
+    )
+    emit_json(result) if as_json else click.echo(render.comparison(result))

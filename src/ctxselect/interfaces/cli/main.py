@@ -99,6 +99,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main() -> None:
     """Entry point of the ``ctxselect`` script."""
-    from ctxselect.interfaces.cli import commands, experiments  # noqa: F401  (register commands)
+    from ctxselect.interfaces.cli import agent, commands, experiments, store  # noqa: F401  (register commands)
 
     cli(prog_name="ctxselect")

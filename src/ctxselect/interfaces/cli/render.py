@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxselect.experiments import EvalResult, LabReport
+from ctxselect.examples import ExampleSelection
+from ctxselect.experiments import Comparison, EvalResult, LabReport, SessionCost
+from ctxselect.sweeps import SweepReport
 from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
 
 
@@ -115,16 +117,28 @@ def eval_result(result: EvalResult) -> str:
     """Metric values and what the evaluation covered."""
     lines = [
         f"{result.corpus}: {result.documents} documents, {result.chunks} chunks, "
-        f"mode {result.mode}, {result.n_queries} queries",
+        f"mode {result.mode}, {result.n_queries} queries, {result.label_kind} labels, "
+        f"{result.level} level",
     ]
-    width = max(len(name) for name in result.metrics)
-    lines.extend(f"  {name:<{width}}  {value:.4f}" for name, value in result.metrics.items())
-    if result.excluded_no_relevant:
-        lines.append(f"excluded (no judged-relevant document): {result.excluded_no_relevant}")
-    if result.missing_from_run:
-        lines.append(f"queries with no hit (scored 0): {result.missing_from_run}")
-    if result.unknown_docs_in_qrels:
-        lines.append(f"judged documents not in the corpus: {result.unknown_docs_in_qrels}")
+    if result.budgets:
+        lines.append(
+            f"budgets: {', '.join(map(str, result.budgets))} tokens ({result.packer} packer, "
+            "framing included)"
+        )
+    width = max((len(name) for name in result.metrics), default=0)
+    for name, value in result.metrics.items():
+        shown = f"{value:.1f}" if name.startswith(("tokens_used@", "chunks@")) else f"{value:.4f}"
+        lines.append(f"  {name:<{width}}  {shown}")
+    counts = [
+        (result.excluded_no_relevant, "excluded (no judged-relevant document)"),
+        (result.missing_from_run, "queries with no hit (scored 0)"),
+        (result.unknown_queries_in_qrels, "judged queries missing from the queries file"),
+        (result.unknown_docs_in_qrels or 0, "judged documents not in the corpus"),
+        (result.spans_beyond_text, "spans ending past their document's text"),
+    ]
+    lines.extend(f"{what}: {n}" for n, what in counts if n)
+    if result.per_query_path:
+        lines.append(f"per-query values written to {result.per_query_path}")
     lines.append(
         f"index {result.index_seconds:.2f} s, search {result.search_seconds:.2f} s"
         + (f", run written to {result.run_path}" if result.run_path else "")
@@ -149,3 +163,88 @@ def lab_report(report: LabReport) -> str:
             + ", ".join(report.unmatched_labels)
         )
     return "\n".join(parts)
+
+
+def examples_summary(selection: ExampleSelection) -> str:
+    """One line (for stderr) on the examples chosen and what they cost."""
+    line = (
+        f"-- {len(selection.examples)} example(s) of {selection.candidates} matching "
+        f"({selection.library_size} in the library), {selection.tokens_used}/{selection.budget} "
+        f"tokens, {len(selection.dropped)} did not fit"
+    )
+    return f"{line}: {selection.note}" if selection.note else line
+
+
+def mcp_banner(info: IndexInfo, tools: Sequence[str], transport: str, cap: int) -> str:
+    """The line ``ctxselect mcp`` writes on stderr before serving."""
+    return (
+        f"ctxselect mcp: serving {info.index} ({info.documents} documents, {info.chunks} "
+        f"chunks) over {transport}; results capped at {cap} tokens; tools: {', '.join(tools)}"
+    )
+
+
+def sweep_footer(report: SweepReport) -> str:
+    """Where the sweep wrote its report, and what it measured or reused (for stderr)."""
+    return (
+        f"-- {report.computed} configuration(s) measured, {report.reused} reused, "
+        f"{report.seconds:.1f} s; report: {report.out}/report.html"
+    )
+
+
+def recommendation_data(report: SweepReport) -> dict[str, Any]:
+    """The recommended budget, whose knee it is, and every configuration's knee."""
+    return {
+        "budget": report.recommended.budget,
+        "configuration": report.recommended_configuration,
+        "recall": report.recommended.recall,
+        "at_edge": report.recommended.at_edge,
+        "epsilon": report.epsilon,
+        "knees": {c.label: c.knee.budget for c in report.curves},
+    }
+
+
+def session_cost(result: SessionCost) -> str:
+    """The billed tokens and, with a knee, the surplus."""
+    lines = [
+        f"budget {result.budget:,} tokens kept for {result.turns} turn(s) at cache factor "
+        f"{result.cache_factor:g}: factor 1 + ({result.turns} - 1) x {result.cache_factor:g} "
+        f"= {result.factor:g}",
+        f"billed over the session: {result.billed:,.0f} tokens",
+    ]
+    if result.knee is not None and result.surplus is not None:
+        lines.append(f"surplus over the knee {result.knee:,}: {result.surplus:,.0f} tokens")
+    return "\n".join(lines)
+
+
+def comparison(result: Comparison) -> str:
+    """A row per metric: means, difference, p-value, wins/ties/losses; then the test."""
+    header = ("metric", "A", "B", "A - B", "p", "wins", "ties", "losses")
+    grid = [header] + [
+        (
+            m.metric,
+            f"{m.mean_a:.4f}",
+            f"{m.mean_b:.4f}",
+            f"{m.difference:+.4f}",
+            f"{m.p_value:.4f}",
+            str(m.wins),
+            str(m.ties),
+            str(m.losses),
+        )
+        for m in result.metrics
+    ]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in grid]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += [
+        f"A = {result.run_a}, B = {result.run_b}; {result.n_queries} judged queries; wins "
+        "count queries where A scores higher.",
+        f"p: two-sided paired randomization test, {result.permutations:,} permutations, "
+        f"seed {result.seed}.",
+    ]
+    counts = [
+        (result.missing_from_a, "judged queries missing from A (scored 0)"),
+        (result.missing_from_b, "judged queries missing from B (scored 0)"),
+        (result.excluded_no_relevant, "run queries excluded (no judged-relevant document)"),
+    ]
+    lines.extend(f"{what}: {n}" for n, what in counts if n)
+    return "\n".join(lines)

@@ -1,63 +1,112 @@
-"""SQLiteStore: the embedded default, one SQLite file holding the whole index.
+"""SQLiteStore: the embedded default, one folder holding the whole index.
 
-SQLite gives transactions (a killed indexer leaves the last committed state), a single
-file to copy or delete, and no service to run. Index artefacts (postings, lengths) are
-numpy arrays stored as BLOBs and loaded with ``np.frombuffer``.
+``index.sqlite`` (WAL) holds the manifest, documents, chunks, the small delta segments
+(BLOBs) and the deletions since the last compaction; the base segment's big arrays are
+``.npy`` files under ``arrays/`` (memory-mapped by readers), named by the manifest. Every
+change commits in one SQLite transaction, so a killed writer leaves the last committed
+state; readers never block and never see half a write. See docs/12-updates.md.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from ctxselect.config import TEXTS_IN_MEMORY_MAX
 from ctxselect.errors import (
+    CtxselectError,
     IndexCorruptError,
     IndexMismatchError,
     IndexNotFoundError,
     NotFoundError,
 )
-from ctxselect.types import Chunk, ChunkTable, Document
+from ctxselect.stores.base import Snapshot
+from ctxselect.stores.embedded import files
+from ctxselect.stores.embedded.lock import WriterLock
+from ctxselect.stores.embedded.rows import LazyRows, eager_table
+from ctxselect.stores.embedded.writes import Writes
+from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_NAME = "index.sqlite"
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL,
     title TEXT NOT NULL, content_hash TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    id INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL, header TEXT NOT NULL,
     n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
-CREATE TABLE IF NOT EXISTS arrays (
-    name TEXT PRIMARY KEY, dtype TEXT NOT NULL, shape TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS deltas (
+    seg INTEGER NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
+    data BLOB NOT NULL, PRIMARY KEY (seg, name));
+CREATE TABLE IF NOT EXISTS dead_rows (id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS dead_terms (
+    mode TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (mode, term)) WITHOUT ROWID;
 """
 
-_CHUNK_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
+CHUNK_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class SQLiteStore:
-    """An index in ``<folder>/index.sqlite``.
+def _reading(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn SQLite failures of a read into IndexCorruptError (one line, no traceback)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            store = args[0]
+            raise store.corrupt(exc) from exc  # type: ignore[attr-defined]
+
+    return wrapper
+
+
+def blob(array: np.ndarray) -> tuple[str, str, bytes]:
+    """Return (dtype, shape, bytes) of an array for a BLOB row."""
+    a = np.ascontiguousarray(array)
+    return a.dtype.str, json.dumps(a.shape), a.tobytes()
+
+
+def unblob(dtype: str, shape: str, data: bytes) -> np.ndarray:
+    """Invert :func:`blob`."""
+    return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(json.loads(shape))
+
+
+class SQLiteStore(Writes):
+    """An index in a folder: ``index.sqlite`` plus ``arrays/`` (see the module docstring).
 
     Args:
         folder: The index folder.
         create: Create the folder and file when missing; otherwise a missing index
             raises IndexNotFoundError naming the command that creates one.
+        wait: Seconds to wait for the writer lock when an old index must be migrated.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], *, create: bool = False) -> None:
+    def __init__(
+        self, folder: str | os.PathLike[str], *, create: bool = False, wait: float = 30.0
+    ) -> None:
         self.folder = Path(folder)
         self.path = self.folder / FILE_NAME
         self.uri = str(self.path)
+        self._lock = threading.RLock()
         if not self.path.is_file():
             if not create:
                 raise IndexNotFoundError(
@@ -67,119 +116,171 @@ class SQLiteStore:
             self.folder.mkdir(parents=True, exist_ok=True)
         self._conn = self._connect()
         self._depth = 0
+        self._check_version(wait)
+
+    # -- opening -----------------------------------------------------------------------
+
+    def corrupt(self, exc: BaseException) -> CtxselectError:
+        """The error for an index file SQLite cannot read (or a closed store)."""
+        if isinstance(exc, sqlite3.ProgrammingError):
+            return CtxselectError(
+                f"index {self.folder} was closed ({exc}): open it again with open_index"
+            )
+        return IndexCorruptError(
+            f"{self.path} is not a readable ctxselect index ({exc}): run `ctxselect verify "
+            f"--index {self.folder}`, or delete the folder and rebuild it with "
+            f"`ctxselect index PATH... --index {self.folder}`"
+        )
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
             conn.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a killed process loses no committed transaction; fewer fsyncs
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise IndexCorruptError(
-                f"{self.path} is not a readable ctxselect index ({exc}): delete the folder "
-                f"and rebuild it with `ctxselect index PATH... --index {self.folder}`"
-            ) from exc
-        self._check_version(conn)
+            raise self.corrupt(exc) from exc
         return conn
 
-    def _check_version(self, conn: sqlite3.Connection) -> None:
-        row = conn.execute("SELECT value FROM manifest WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            conn.execute(
-                "INSERT INTO manifest VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),)
-            )
-        elif json.loads(row[0]) != SCHEMA_VERSION:
+    def _check_version(self, wait: float) -> None:
+        try:
+            version = self._stored_version()
+            if version is None:
+                with self.transaction():
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement)
+                    self._conn.execute(
+                        "INSERT OR IGNORE INTO manifest VALUES ('schema_version', ?)",
+                        (json.dumps(SCHEMA_VERSION),),
+                    )
+                return
+        except sqlite3.DatabaseError as exc:
+            raise self.corrupt(exc) from exc
+        if version == 1:
+            from ctxselect.stores.embedded.migrate import migrate_v1
+
+            with WriterLock(self.folder, wait=wait):
+                if self._stored_version() == 1:
+                    migrate_v1(self)
+            return
+        if version != SCHEMA_VERSION:
+            newer = isinstance(version, int) and version > SCHEMA_VERSION
+            hint = "upgrade ctxselect, or " if newer else ""
             raise IndexMismatchError(
-                f"index {self.folder} has schema version {row[0]}, this ctxselect reads "
-                f"version {SCHEMA_VERSION}: rebuild it with "
+                f"index {self.folder} has schema version {version}, this ctxselect reads "
+                f"version {SCHEMA_VERSION}: {hint}rebuild it with "
                 f"`rm -r {self.folder} && ctxselect index PATH... --index {self.folder}`"
             )
+
+    def _stored_version(self) -> Any:
+        has = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'manifest'"
+        ).fetchone()
+        if has is None:
+            return None
+        row = self._conn.execute("SELECT value FROM manifest WHERE key = 'schema_version'")
+        found = row.fetchone()
+        return None if found is None else json.loads(found[0])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes; nested calls join the outer transaction."""
-        if self._depth == 0:
-            self._conn.execute("BEGIN IMMEDIATE")
-        self._depth += 1
-        try:
-            yield
-        except BaseException:
+        with self._lock:
+            if self._depth == 0:
+                self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._conn.execute("ROLLBACK")
+                raise
             self._depth -= 1
             if self._depth == 0:
-                self._conn.execute("ROLLBACK")
-            raise
-        self._depth -= 1
-        if self._depth == 0:
-            self._conn.execute("COMMIT")
+                self._conn.execute("COMMIT")
 
+    # -- manifest and documents --------------------------------------------------------
+
+    @_reading
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest as a dict of JSON values."""
-        rows = self._conn.execute("SELECT key, value FROM manifest").fetchall()
+        with self._lock:
+            rows = self._conn.execute("SELECT key, value FROM manifest").fetchall()
         return {key: json.loads(value) for key, value in rows}
 
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        """Upsert every key of ``manifest`` (schema_version is kept)."""
-        with self.transaction():
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO manifest VALUES (?, ?)",
-                [(k, json.dumps(v)) for k, v in manifest.items() if k != "schema_version"],
-            )
+    @_reading
+    def data_version(self) -> int:
+        """A number that changes when another connection commits (cheap: no file read)."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def doc_hashes(self) -> dict[str, str]:
-        """Return ``{doc_id: content_hash}``."""
-        return dict(self._conn.execute("SELECT doc_id, content_hash FROM documents"))
+    @_reading
+    def generation(self) -> int:
+        """The committed generation: it grows by one with every commit."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM manifest WHERE key = 'generation'")
+            found = row.fetchone()
+        return int(json.loads(found[0])) if found else 0
 
-    def write_documents(
-        self, documents: Sequence[Document], chunks: Sequence[Chunk], remove: Sequence[str]
-    ) -> None:
-        """Replace ``documents`` and their chunks, delete ``remove``, in one transaction."""
-        gone = [(d,) for d in remove] + [(d.doc_id,) for d in documents]
-        with self.transaction():
-            self._conn.executemany("DELETE FROM chunks WHERE doc_id = ?", gone)
-            self._conn.executemany("DELETE FROM documents WHERE doc_id = ?", gone)
-            self._conn.executemany(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)",
-                [(d.doc_id, d.source, d.kind, d.title, d.content_hash, d.text) for d in documents],
-            )
-            self._conn.executemany(
-                f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        c.chunk_id,
-                        c.doc_id,
-                        c.ordinal,
-                        c.start,
-                        c.end,
-                        c.text,
-                        c.header,
-                        c.n_tokens,
-                        c.parent_id,
-                    )
-                    for c in chunks
-                ],
-            )
+    @_reading
+    def doc_hashes(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """Return ``{doc_id: content_hash}`` of every document, or of ``doc_ids`` only."""
+        sql = "SELECT doc_id, content_hash FROM documents"
+        with self._lock:
+            if doc_ids is None:
+                return dict(self._conn.execute(sql))
+            out: dict[str, str] = {}
+            for part in _batches(list(doc_ids)):
+                marks = ",".join("?" * len(part))
+                out.update(self._conn.execute(f"{sql} WHERE doc_id IN ({marks})", part))
+            return out
+
+    @_reading
+    def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
+        """Return the chunks of ``doc_ids`` (any order)."""
+        out: list[Chunk] = []
+        with self._lock:
+            for part in _batches(list(doc_ids)):
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id IN ({marks})", part
+                )
+                out.extend(Chunk(*row) for row in rows)
+        return out
 
     def iter_chunks(self) -> Iterator[Chunk]:
         """Yield every chunk in chunk_id order."""
-        cursor = self._conn.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks ORDER BY chunk_id")
-        for row in cursor:
-            yield Chunk(*row)
+        try:
+            cursor = self._conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks ORDER BY chunk_id")
+            for row in cursor:
+                yield Chunk(*row)
+        except sqlite3.DatabaseError as exc:
+            raise self.corrupt(exc) from exc
 
+    @_reading
     def chunk_table(self) -> ChunkTable:
-        """Return every chunk as columns, row order = chunk_id order."""
-        rows = self._conn.execute(
-            'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header '
-            "FROM chunks ORDER BY chunk_id"
-        ).fetchall()
+        """Return every live chunk as columns, row order = chunk_id order."""
+        with self._lock:
+            rows = self._conn.execute(
+                'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header '
+                "FROM chunks ORDER BY chunk_id"
+            ).fetchall()
         columns = list(zip(*rows, strict=True)) if rows else [()] * 7
         ids, docs, starts, ends, n_tokens, texts, headers = (tuple(col) for col in columns)
         return ChunkTable(ids, docs, starts, ends, n_tokens, texts, headers)
 
+    @_reading
     def get_chunk(self, chunk_id: str) -> Chunk:
         """Return one chunk or raise NotFoundError."""
-        row = self._conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
-        ).fetchone()
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
+            ).fetchone()
         if row is None:
             raise NotFoundError(
                 f"no chunk {chunk_id!r} in index {self.folder}: chunk ids look like "
@@ -187,13 +288,15 @@ class SQLiteStore:
             )
         return Chunk(*row)
 
+    @_reading
     def get_document(self, doc_id: str) -> Document:
         """Return one document or raise NotFoundError."""
-        row = self._conn.execute(
-            "SELECT doc_id, text, title, source, content_hash, kind FROM documents "
-            "WHERE doc_id = ?",
-            (doc_id,),
-        ).fetchone()
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT doc_id, text, title, source, content_hash, kind FROM documents "
+                "WHERE doc_id = ?",
+                (doc_id,),
+            ).fetchone()
         if row is None:
             raise NotFoundError(
                 f"no document {doc_id!r} in index {self.folder}: document ids are paths "
@@ -201,55 +304,173 @@ class SQLiteStore:
             )
         return Document(*row)
 
+    @_reading
     def span_text(self, doc_id: str, start: int, end: int) -> str:
         """Return the document's text in ``[start, end)`` without loading all of it."""
-        row = self._conn.execute(
-            "SELECT substr(text, ?, ?) FROM documents WHERE doc_id = ?",
-            (start + 1, max(0, end - start), doc_id),
-        ).fetchone()
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT substr(text, ?, ?) FROM documents WHERE doc_id = ?",
+                (start + 1, max(0, end - start), doc_id),
+            ).fetchone()
         if row is None:
             raise NotFoundError(f"no document {doc_id!r} in index {self.folder}")
         return str(row[0])
 
-    def write_arrays(self, prefix: str, arrays: Mapping[str, np.ndarray]) -> None:
-        """Replace every array under ``prefix/`` with ``arrays``."""
-        with self.transaction():
-            self._conn.execute("DELETE FROM arrays WHERE name LIKE ?", (f"{prefix}/%",))
-            self._conn.executemany(
-                "INSERT INTO arrays VALUES (?, ?, ?, ?)",
-                [
-                    (
-                        f"{prefix}/{name}",
-                        a.dtype.str,
-                        json.dumps(a.shape),
-                        np.ascontiguousarray(a).tobytes(),
-                    )
-                    for name, a in arrays.items()
-                ],
-            )
-
-    def read_arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        """Return ``{name: array}`` stored under ``prefix/``."""
-        rows = self._conn.execute(
-            "SELECT name, dtype, shape, data FROM arrays WHERE name LIKE ?", (f"{prefix}/%",)
-        ).fetchall()
-        out: dict[str, np.ndarray] = {}
-        for name, dtype, shape, data in rows:
-            out[name[len(prefix) + 1 :]] = np.frombuffer(data, dtype=np.dtype(dtype)).reshape(
-                json.loads(shape)
-            )
-        return out
-
+    @_reading
     def counts(self) -> dict[str, int]:
-        """Return the number of documents and chunks."""
-        docs = self._conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-        chunks = self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return {"documents": int(docs), "chunks": int(chunks)}
+        """Return the number of documents, chunks and tokens (kept by every commit)."""
+        counts = self.read_manifest().get("counts")
+        if isinstance(counts, dict):
+            return {k: int(counts.get(k, 0)) for k in ("documents", "chunks", "tokens")}
+        with self._lock:
+            docs = self._conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks, tokens = self._conn.execute(
+                "SELECT count(*), coalesce(sum(n_tokens), 0) FROM chunks"
+            ).fetchone()
+        return {"documents": int(docs), "chunks": int(chunks), "tokens": int(tokens)}
 
     def disk_bytes(self) -> int:
-        """Return the size of the index files on disk."""
-        return sum(p.stat().st_size for p in self.folder.glob(f"{FILE_NAME}*") if p.is_file())
+        """Return the size of the index files on disk (SQLite, its WAL, the arrays)."""
+        sqlite_bytes = sum(
+            p.stat().st_size for p in self.folder.glob(f"{FILE_NAME}*") if p.is_file()
+        )
+        return sqlite_bytes + files.file_bytes(self.folder)
+
+    @_reading
+    def live_order(self) -> np.ndarray:
+        """Return the row id of every live chunk, in chunk_id order."""
+        with self._lock:
+            ids = self._conn.execute("SELECT id FROM chunks ORDER BY chunk_id").fetchall()
+        return np.fromiter((i for (i,) in ids), dtype=np.int64, count=len(ids))
+
+    # -- the committed state searches read ---------------------------------------------
+
+    def snapshot(self, eager: bool | None = None, previous: Snapshot | None = None) -> Snapshot:
+        """Return the last committed state: rows, and every mode's base and deltas.
+
+        Args:
+            eager: Keep every chunk's text in memory (default: when the index has at most
+                ``TEXTS_IN_MEMORY_MAX`` chunks); otherwise texts are read per hit.
+            previous: An earlier snapshot of this index; chunks it holds in memory are
+                reused when the base is the same (only what changed since is read).
+
+        Raises:
+            IndexNotFoundError: Nothing was ever committed to this index.
+        """
+        seen = -1
+        while True:
+            try:
+                return self._snapshot(eager, previous)
+            except IndexNotFoundError:
+                raise
+            except FileNotFoundError as exc:
+                now = self.generation()  # a compaction replaced the base meanwhile: re-read
+                if now == seen:
+                    raise IndexCorruptError(
+                        f"index {self.folder} lacks its base arrays ({exc.filename}): run "
+                        f"`ctxselect verify --index {self.folder}` and rebuild the index"
+                    ) from exc
+                seen = now
+            except sqlite3.DatabaseError as exc:
+                raise self.corrupt(exc) from exc
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Pin every read inside to one committed generation (an SQLite read transaction).
+
+        Re-entrant; hold it only as long as one search: an open read transaction keeps the
+        WAL from being checkpointed.
+        """
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            self._conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._conn.execute("COMMIT")
+
+    def _snapshot(self, eager: bool | None, previous: Snapshot | None) -> Snapshot:
+        with self.reading():
+            manifest = self.read_manifest()
+            base = manifest.get("base")
+            if not isinstance(base, dict):
+                raise IndexNotFoundError(
+                    f"index {self.folder} holds nothing yet: add documents with "
+                    f"`ctxselect index PATH... --index {self.folder}`"
+                )
+            base_arrays, base_rowids = files.load_base(self.folder, base)
+            deltas, delta_rowids = self._read_deltas(manifest.get("segments", []))
+            dead_ids = np.fromiter(
+                (i for (i,) in self._conn.execute("SELECT id FROM dead_rows")), np.int64
+            )
+            dead_terms: dict[str, dict[str, int]] = {}
+            for mode, term, count in self._conn.execute("SELECT * FROM dead_terms"):
+                dead_terms.setdefault(mode, {})[term] = count
+            rowids = np.concatenate([base_rowids, *delta_rowids]).astype(np.int64)
+            n_chunks = int(manifest.get("counts", {}).get("chunks", len(rowids)))
+            keep = eager if eager is not None else n_chunks <= TEXTS_IN_MEMORY_MAX
+            dead = np.flatnonzero(np.isin(rowids, dead_ids)) if len(dead_ids) else None
+            reuse = None
+            if (
+                previous is not None
+                and isinstance(previous.rows, ChunkTable)
+                and previous.manifest.get("base") == base
+            ):
+                reuse = (previous.rowids, previous.rows)
+            dead_rows = dead if dead is not None else np.zeros(0, np.int64)
+            rows: Rows = (
+                eager_table(self._conn, rowids, len(base_rowids), dead_rows, reuse)
+                if keep
+                else LazyRows(self._conn, self._lock, rowids)
+            )
+        segments = {
+            mode: Segments(
+                base=arrays,
+                deltas=tuple(d[mode] for d in deltas if mode in d),
+                dead=dead,
+                dead_terms=dead_terms.get(mode, {}),
+            )
+            for mode, arrays in base_arrays.items()
+        }
+        return Snapshot(int(manifest.get("generation", 0)), manifest, rows, segments, rowids)
+
+    def _read_deltas(
+        self, segs: Sequence[int]
+    ) -> tuple[list[dict[str, dict[str, np.ndarray]]], list[np.ndarray]]:
+        deltas: list[dict[str, dict[str, np.ndarray]]] = []
+        rowids: list[np.ndarray] = []
+        for seg in segs:
+            per_mode: dict[str, dict[str, np.ndarray]] = {}
+            found = self._conn.execute(
+                "SELECT name, dtype, shape, data FROM deltas WHERE seg = ?", (seg,)
+            )
+            for name, dtype, shape, data in found:
+                if name == "rowids":
+                    rowids.append(unblob(dtype, shape, data))
+                    continue
+                mode, _, array = name.partition("/")
+                per_mode.setdefault(mode, {})[array] = unblob(dtype, shape, data)
+            deltas.append(per_mode)
+        if len(rowids) != len(segs):
+            raise IndexCorruptError(
+                f"index {self.folder} lists delta segments it does not hold: run "
+                f"`ctxselect verify --index {self.folder}` and rebuild the index"
+            )
+        return deltas, rowids
+
+    def lock(self, wait: float = 0.0) -> WriterLock:
+        """Return the writer lock of this folder (use it as a context manager)."""
+        return WriterLock(self.folder, wait=wait)
 
     def close(self) -> None:
         """Close the connection."""
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
+
+
+def _batches(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    """SQLite limits bound parameters per statement: query in slices."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

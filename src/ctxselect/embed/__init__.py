@@ -1,0 +1,26 @@
+"""embed: texts -> vectors (dense retrieval), with a content-hash cache.
+
+Importing this package registers every embedder; the real model's runtime is imported
+only when one is made (``ctxselect[dense]``).
+"""
+
+from ctxselect.embed.base import EMBEDDERS, Embedder, is_blank, make_embedder, text_key
+from ctxselect.embed.batch import CachedEmbedder, embed_texts
+from ctxselect.embed.cache import FileVectorCache, MemoryVectorCache, VectorCache
+from ctxselect.embed.hashing import HashEmbedder
+from ctxselect.embed.minilm import MiniLMEmbedder
+
+__all__ = [
+    "EMBEDDERS",
+    "CachedEmbedder",
+    "Embedder",
+    "FileVectorCache",
+    "HashEmbedder",
+    "MemoryVectorCache",
+    "MiniLMEmbedder",
+    "VectorCache",
+    "embed_texts",
+    "is_blank",
+    "make_embedder",
+    "text_key",
+]

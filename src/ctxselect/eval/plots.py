@@ -1,0 +1,136 @@
+"""PNG plots of a sweep: budget curves (one line per configuration) and chunk-size curves.
+
+matplotlib is an extra (``pip install 'ctxselect[plot]'``), imported on first use. The
+figures are drawn with ``matplotlib.figure.Figure`` directly, not pyplot, so no GUI
+backend or global state is involved.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ctxselect._require import require
+from ctxselect.eval.summary import Curve, SizePoint
+
+RECALL_PLOT = "recall_vs_budget.png"
+RELEVANT_TOKENS_PLOT = "relevant_tokens_vs_budget.png"
+SIZE_PLOT = "quality_vs_chunk_size.png"
+_MARKERS = "osD^vP*Xhp<>"
+
+
+def _figure(width: float = 7.5, height: float = 4.5) -> Any:
+    figure_module = require("matplotlib.figure", extra="plot", feature="sweep plots")
+    return figure_module.Figure(figsize=(width, height), dpi=110, layout="constrained")
+
+
+def _png(figure: Any) -> bytes:
+    buffer = io.BytesIO()
+    # no timestamp or version in the metadata: the same sweep draws the same bytes
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def budget_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
+    """Plot ``recall`` or ``relevant_tokens`` against budget, one line per configuration.
+
+    Knees are marked with a ring on the recall plot.
+    """
+    figure = _figure()
+    axes = figure.add_subplot()
+    for i, curve in enumerate(curves):
+        budgets = [p.budget for p in curve.points]
+        values = [getattr(p, metric) for p in curve.points]
+        (line,) = axes.plot(
+            budgets,
+            values,
+            marker=_MARKERS[i % len(_MARKERS)],
+            markersize=4,
+            linewidth=1.2,
+            label=curve.label,
+        )
+        if metric == "recall":
+            axes.plot(
+                [curve.knee.budget],
+                [curve.knee.recall],
+                marker="o",
+                markersize=11,
+                markerfacecolor="none",
+                color=line.get_color(),
+            )
+    axes.set_xscale("log", base=2)
+    budgets = sorted({p.budget for c in curves for p in c.points})
+    axes.set_xticks(budgets, [f"{b:,}" for b in budgets])
+    axes.set_xlabel("budget (tokens, framing included)")
+    name = "recall@Bt" if metric == "recall" else "share of relevant tokens"
+    axes.set_ylabel(name)
+    title = f"{dataset}: {name} against budget"
+    axes.set_title(title + (" (rings: knees)" if metric == "recall" else ""))
+    axes.set_ylim(0, 1.02)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small", ncols=2 if len(curves) > 8 else 1)
+    return _png(figure)
+
+
+def size_plot(points: Sequence[SizePoint], metrics: Sequence[str], dataset: str) -> bytes:
+    """Plot ranking metrics against chunk size, one line per (chunker, mode).
+
+    The x axis is the mean chunk length in tokens, the one unit every chunker shares
+    (paragraph sizes are characters); each point is labelled with its configured size.
+    """
+    figure = _figure(4.2 * max(1, len(metrics)), 4.2)
+    panels = figure.subplots(1, max(1, len(metrics)), squeeze=False)[0]
+    lines: dict[tuple[str, str], list[SizePoint]] = {}
+    for point in points:
+        lines.setdefault((point.chunker, point.mode), []).append(point)
+    for axes, metric in zip(panels, metrics, strict=False):
+        for i, ((chunker, mode), group) in enumerate(lines.items()):
+            group = sorted(group, key=lambda p: p.mean_chunk_tokens)
+            xs = [p.mean_chunk_tokens for p in group]
+            ys = [p.metrics[metric] for p in group]
+            axes.plot(xs, ys, marker=_MARKERS[i % len(_MARKERS)], label=f"{chunker}/{mode}")
+            labels: dict[tuple[float, float], list[str]] = {}
+            for p, x, y in zip(group, xs, ys, strict=True):
+                labels.setdefault((x, y), []).append(str(p.size))  # same chunks, one label
+            for (x, y), sizes in labels.items():
+                axes.annotate(
+                    ", ".join(sizes), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+                )
+        axes.set_xscale("log", base=2)
+        _power_of_two_ticks(axes, [p.mean_chunk_tokens for p in points])
+        axes.set_xlabel("mean chunk length (tokens); labels: configured size")
+        axes.set_ylabel("top-1 correct (hit@1)" if metric == "hit@1" else metric)
+        axes.set_title(f"{dataset}: {metric} against chunk size")
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize="small")
+    return _png(figure)
+
+
+def _power_of_two_ticks(axes: Any, values: Sequence[float]) -> None:
+    """Label a log2 axis with plain numbers (64, 128, ...) rather than 2^6, 2^7."""
+    positive = [v for v in values if v > 0] or [1.0]
+    low = math.floor(math.log2(min(positive)))
+    high = math.ceil(math.log2(max(positive)))
+    ticks = [2.0**i for i in range(low, max(high, low + 1) + 1)]
+    axes.set_xticks(ticks, [f"{t:g}" for t in ticks])
+
+
+def sweep_plots(
+    curves: Sequence[Curve], points: Sequence[SizePoint], metrics: Sequence[str], dataset: str
+) -> dict[str, bytes]:
+    """Draw every plot of a sweep: file name -> PNG bytes.
+
+    The size plot shows ``hit@1`` and ``ndcg@10`` when measured, else the first two
+    ranking metrics.
+
+    Raises:
+        MissingExtraError: matplotlib is not installed.
+    """
+    preferred = [m for m in ("hit@1", "ndcg@10") if m in metrics] or list(metrics[:2])
+    return {
+        RECALL_PLOT: budget_plot(curves, "recall", dataset),
+        RELEVANT_TOKENS_PLOT: budget_plot(curves, "relevant_tokens", dataset),
+        SIZE_PLOT: size_plot(points, preferred, dataset),
+    }

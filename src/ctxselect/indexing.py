@@ -1,0 +1,512 @@
+"""The write-path facade: index, add, remove, compact, verify and watch an index folder.
+
+It composes ingest -> chunk -> index (segments) -> store, the way ``api.py`` composes the
+read path. Every write holds the folder's writer lock (a second writer gets a message
+naming the holder, or waits with ``wait``) and commits in one transaction; searches in
+other processes keep reading the last committed generation meanwhile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ctxselect import chunk as _chunk
+from ctxselect import ingest as _ingest
+from ctxselect import retrieve as _retrieve
+from ctxselect.config import (
+    DEFAULT_COMPACT_FRACTION,
+    DEFAULT_MODE,
+    DEFAULT_WATCH_INTERVAL,
+    BM25Params,
+    ChunkSpec,
+    resolve_index_dir,
+    settings_from_manifest,
+)
+from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError
+from ctxselect.errors import NotFoundError as _NotFound
+from ctxselect.index import compact as _compact
+from ctxselect.index.plan import Plan, moved_chunks, plan_changes, under_roots, unreadable_ids
+from ctxselect.index.watch import fingerprint
+from ctxselect.index.writer import ModeOps, chunk_documents, write_full, write_update
+from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
+from ctxselect.retrieve.base import RETRIEVERS
+from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
+from ctxselect.stores.embedded.verify import verify_store
+from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
+
+DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
+PathArg = str | os.PathLike[str]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, ModeOps]:
+    """Return the write-path operations of every segment-capable mode (or of ``names``)."""
+    ops: dict[str, ModeOps] = {}
+    for mode in names if names is not None else RETRIEVERS.names():
+        cls: Any = RETRIEVERS.get(mode)
+        if not hasattr(cls, "arrays_from_postings"):
+            continue  # a mode without segment support is not part of the keyword index
+        params: dict[str, Any] = {"params": bm25} if mode == "bm25" else {}
+        key, analyzer = cls.analysis(**params)
+        ops[mode] = ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
+    return ops
+
+
+def _analyze(analyzer: Any) -> Callable[[Sequence[str]], Mapping[str, Any]]:
+    def analyze(texts: Sequence[str]) -> Mapping[str, Any]:
+        return raw_arrays(index_corpus(texts, analyzer))
+
+    return analyze
+
+
+def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+    def finish(raw: Mapping[str, Any]) -> Any:
+        return cls.arrays_from_postings(raw_postings(raw), **params)
+
+    return finish
+
+
+def _commit(
+    store: SQLiteStore,
+    plan: Plan,
+    *,
+    chunk: ChunkSpec,
+    modes: Mapping[str, ModeOps],
+    manifest: Mapping[str, Any],
+    progress: bool,
+) -> None:
+    chunker = _chunk.make_chunker(chunk)
+    fresh = [d for d in plan.upserts if d.doc_id not in plan.renames]
+    chunks = chunk_documents(fresh, chunker.chunk, progress=progress)
+    if plan.full:
+        write_full(
+            store,
+            documents=plan.upserts,
+            removed=plan.removed,
+            chunks=chunks,
+            modes=modes,
+            manifest=manifest,
+        )
+        return
+    chunks += moved_chunks(store, plan.renames)
+    write_update(
+        store,
+        upserts=plan.upserts,
+        removed=plan.removed,
+        chunks=chunks,
+        modes=modes,
+        manifest=manifest,
+    )
+
+
+def _maintain(store: SQLiteStore, modes: Mapping[str, ModeOps], fraction: float | None) -> bool:
+    """Compact or consolidate deltas when the policy says so; True if compacted."""
+    manifest = store.read_manifest()
+    if _compact.needs_compaction(manifest, fraction):
+        _compact.compact_store(store, modes, {"compacted": _now()})
+        return True
+    if _compact.needs_delta_merge(manifest):
+        _compact.merge_store_deltas(store, modes)
+    return False
+
+
+def _write(
+    store: SQLiteStore,
+    docs: Sequence[Document],
+    *,
+    removed: Sequence[str] = (),
+    complete: bool,
+    roots: Sequence[str],
+    chunk: ChunkSpec | None,
+    bm25: BM25Params | None,
+    progress: bool,
+    compact_fraction: float | None,
+    keep: Callable[[str], bool] = lambda _doc_id: False,
+) -> tuple[Plan, bool]:
+    """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
+
+    ``keep`` names documents a complete scan lacks but must not delete (their files
+    exist but could not be read this time).
+    """
+    manifest = store.read_manifest()
+    old_chunk, old_bm25 = settings_from_manifest(manifest)
+    chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
+    known = "chunk" in manifest
+    changed = known and (chunk != old_chunk or bm25 != old_bm25)
+    if changed and not complete:
+        raise ConfigError(
+            f"the index {store.folder} was built with other settings ({old_chunk}, {old_bm25}): "
+            f"change settings with `ctxselect index` (it re-chunks everything), not add"
+        )
+    modes = mode_ops(bm25)
+    stored = manifest.get("modes")
+    has_base = isinstance(manifest.get("base"), dict)
+    rebuild = not has_base or changed or (complete and set(stored or []) != set(modes))
+    if not rebuild and stored:
+        modes = mode_ops(bm25, [m for m in stored if m in modes])
+    plan = plan_changes(
+        store,
+        docs,
+        removed,
+        complete=complete,
+        rebuild=rebuild,
+        keep=keep,
+        diff=_ingest.diff_documents,
+    )
+    if not (plan.upserts or plan.removed or rebuild):
+        return plan, False
+    new_manifest = {
+        "created": manifest.get("created", _now()),
+        "updated": _now(),
+        "roots": list(roots),
+        "chunk": dataclasses.asdict(chunk),
+        "bm25": dataclasses.asdict(bm25),
+        "modes": list(modes),
+        "default_mode": manifest.get("default_mode", DEFAULT_MODE),
+    }
+    if changed:
+        plan.note = "settings changed: every document was re-chunked"
+    _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
+    compacted = rebuild or _maintain(store, modes, compact_fraction)
+    return plan, compacted
+
+
+def _report(
+    store: SQLiteStore,
+    plan: Plan,
+    compacted: bool,
+    started: float,
+    *,
+    ingest: _ingest.IngestReport | None = None,
+    wrote: bool = True,
+) -> IndexReport:
+    manifest = store.read_manifest()
+    counts = store.counts()
+    skipped: dict[str, int] = {}
+    unreadable: tuple[tuple[str, str], ...] = ()
+    if ingest is not None:
+        skipped = {
+            "binary": ingest.binary,
+            "empty": ingest.empty,
+            "too_large": ingest.too_large,
+            "unsupported": ingest.unsupported,
+            "ignored": ingest.ignored,
+            "decoded_with_replacement": ingest.decoded_with_replacement,
+        }
+        unreadable = tuple(ingest.unreadable)
+    return IndexReport(
+        index=str(store.folder),
+        added=plan.added,
+        updated=plan.updated,
+        removed=len(plan.removed) - len(plan.renames),
+        unchanged=plan.unchanged,
+        documents=counts["documents"],
+        chunks=counts["chunks"],
+        rebuilt=wrote,
+        seconds=round(time.perf_counter() - started, 3),
+        skipped=skipped,
+        unreadable=unreadable,
+        note=plan.note,
+        renamed=len(plan.renames),
+        compacted=compacted,
+        delta_segments=len(manifest.get("segments") or []),
+        generation=int(manifest.get("generation", 0)),
+    )
+
+
+def index_paths(
+    paths: Sequence[PathArg] = (),
+    index: PathArg | None = None,
+    *,
+    chunk: ChunkSpec | None = None,
+    bm25: BM25Params | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: bool = False,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+) -> IndexReport:
+    """Index files, folders or BEIR corpora into an index folder, touching only what changed.
+
+    Re-scans ``paths`` (or the index's own roots), then adds new documents, re-chunks
+    modified ones, deletes vanished ones and re-keys renamed ones (same content hash)
+    without re-chunking them. Changed chunking or BM25 settings rebuild everything.
+
+    Args:
+        paths: Roots to scan; empty means the roots the index was built from.
+        index: Index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
+        chunk: Chunking settings; default: the index's own, else ``ChunkSpec()``.
+        bm25: BM25 settings; default: the index's own, else ``BM25Params()``.
+        max_bytes: Files larger than this are skipped and counted.
+        progress: Show progress bars on stderr.
+        wait: Seconds to wait for another writer to finish (0: fail at once, naming it).
+        compact_fraction: Compact when changes since the last compaction pass this share
+            of the live chunks (None: only on ``compact_index``).
+
+    Returns:
+        What changed; when nothing changed, nothing is written (``rebuilt`` is False).
+    """
+    started = time.perf_counter()
+    folder = resolve_index_dir(index)
+    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
+    try:
+        with store.lock(wait):
+            manifest = store.read_manifest()
+            roots = [str(Path(p).resolve()) for p in paths] or list(manifest.get("roots", []))
+            if not roots:
+                raise ConfigError(
+                    f"no paths to index and index {folder} has no roots yet: "
+                    f"run `ctxselect index PATH... --index {folder}`"
+                )
+            loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
+            plan, compacted = _write(
+                store,
+                loaded.documents,
+                complete=True,
+                roots=roots,
+                chunk=chunk,
+                bm25=bm25,
+                progress=progress,
+                compact_fraction=compact_fraction,
+                keep=unreadable_ids(loaded.report.unreadable, roots),
+            )
+            wrote = bool(plan.upserts or plan.removed or plan.full)
+            return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
+    finally:
+        store.close()
+
+
+def add_documents(
+    documents: Sequence[Document],
+    index: PathArg | None = None,
+    *,
+    chunk: ChunkSpec | None = None,
+    bm25: BM25Params | None = None,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    progress: bool = False,
+) -> IndexReport:
+    """Insert or replace ``documents`` (by ``doc_id``) without touching any other document.
+
+    Documents whose content hash is unchanged are left alone. A later ``index_paths``
+    re-scan of the index's roots removes documents that are not under them.
+    """
+    started = time.perf_counter()
+    folder = resolve_index_dir(index)
+    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
+    try:
+        with store.lock(wait):
+            roots = list(store.read_manifest().get("roots", []))
+            plan, compacted = _write(
+                store,
+                documents,
+                complete=False,
+                roots=roots,
+                chunk=chunk,
+                bm25=bm25,
+                progress=progress,
+                compact_fraction=compact_fraction,
+            )
+            return _report(store, plan, compacted, started, wrote=bool(plan.upserts or plan.full))
+    finally:
+        store.close()
+
+
+def add_paths(
+    paths: Sequence[PathArg],
+    index: PathArg | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    progress: bool = False,
+) -> IndexReport:
+    """Add or update the files (or folders) ``paths`` in an index, leaving the rest alone.
+
+    Paths must lie under the index's roots (their ids are the ones a re-scan gives); an
+    index without roots yet takes ``paths`` as its roots, like ``index_paths``.
+    """
+    started = time.perf_counter()
+    folder = resolve_index_dir(index)
+    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
+    try:
+        with store.lock(wait):
+            roots = list(store.read_manifest().get("roots", []))
+            loaded = _ingest.load_paths(paths, max_bytes=max_bytes, progress=progress)
+            if not roots:
+                roots = [str(Path(p).resolve()) for p in paths]
+                docs = list(loaded.documents)
+            else:
+                docs = under_roots(loaded.documents, roots)
+            plan, compacted = _write(
+                store,
+                docs,
+                complete=False,
+                roots=roots,
+                chunk=None,
+                bm25=None,
+                progress=progress,
+                compact_fraction=compact_fraction,
+            )
+            wrote = bool(plan.upserts or plan.full)
+            return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
+    finally:
+        store.close()
+
+
+def remove_documents(
+    doc_ids: Sequence[str],
+    index: PathArg | None = None,
+    *,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+) -> IndexReport:
+    """Delete documents (and their chunks) by id; all of them, or none if one is unknown.
+
+    A later ``index_paths`` re-scan adds a removed file back if it is still on disk.
+    """
+    started = time.perf_counter()
+    store = _open(index)
+    try:
+        with store.lock(wait):
+            known = store.doc_hashes(list(doc_ids))
+            missing = [d for d in doc_ids if d not in known]
+            if missing:
+                raise _NotFound(
+                    f"no document {', '.join(map(repr, missing))} in index {store.folder}: "
+                    f"nothing was removed; document ids are listed by `ctxselect search`"
+                )
+            roots = list(store.read_manifest().get("roots", []))
+            plan, compacted = _write(
+                store,
+                [],
+                removed=list(dict.fromkeys(doc_ids)),
+                complete=False,
+                roots=roots,
+                chunk=None,
+                bm25=None,
+                progress=False,
+                compact_fraction=compact_fraction,
+            )
+            return _report(store, plan, compacted, started, wrote=bool(plan.removed))
+    finally:
+        store.close()
+
+
+def _open(index: PathArg | None) -> SQLiteStore:
+    return SQLiteStore(resolve_index_dir(index))
+
+
+def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> CompactReport:
+    """Merge every segment into one base: searches then equal a full rebuild exactly."""
+    started = time.perf_counter()
+    store = _open(index)
+    try:
+        with store.lock(wait):
+            manifest = store.read_manifest()
+            _, bm25 = settings_from_manifest(manifest)
+            modes = mode_ops(bm25, manifest.get("modes"))
+            if not isinstance(manifest.get("base"), dict):
+                raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
+            if not manifest.get("segments") and not _compact.pending_rows(manifest):
+                n = store.counts()["chunks"]
+                return CompactReport(str(store.folder), n, 0, 0, 0.0, note="already compact")
+            rows, merged, dropped = _compact.compact_store(store, modes, {"compacted": _now()})
+            seconds = round(time.perf_counter() - started, 3)
+            return CompactReport(str(store.folder), rows, merged, dropped, seconds)
+    finally:
+        store.close()
+
+
+def verify_index(index: PathArg | None = None) -> VerifyReport:
+    """Check an index's integrity; ``ok`` is False (with one line per problem) on damage.
+
+    Leftover files of an interrupted write are removed when no writer is running.
+    """
+    folder = resolve_index_dir(index)
+    try:
+        store = _open(folder)
+    except IndexNotFoundError:
+        raise
+    except CtxselectError as exc:
+        return VerifyReport(folder, False, ("open",), (str(exc),))
+    try:
+        checks, problems, removed = verify_store(store)
+        return VerifyReport(folder, not problems, tuple(checks), tuple(problems), tuple(removed))
+    finally:
+        store.close()
+
+
+def _roots_of(folder: str) -> list[str]:
+    if not (Path(folder) / FILE_NAME).is_file():
+        return []
+    store = _open(folder)
+    try:
+        return [str(r) for r in store.read_manifest().get("roots", [])]
+    finally:
+        store.close()
+
+
+def watch_paths(
+    paths: Sequence[PathArg] = (),
+    index: PathArg | None = None,
+    *,
+    interval: float = DEFAULT_WATCH_INTERVAL,
+    on_report: Callable[[IndexReport], object] | None = None,
+    max_runs: int | None = None,
+    **options: Any,
+) -> int:
+    """Keep an index current: index now, then re-index whenever files under the roots change.
+
+    Polls the roots' file sizes and modification times every ``interval`` seconds (no
+    platform file-event API needed) and runs :func:`index_paths` on a change. Ends on
+    Ctrl-C (KeyboardInterrupt) or after ``max_runs`` index runs; returns the runs made.
+    Options are those of :func:`index_paths`.
+    """
+    if interval <= 0:
+        raise ConfigError(f"the watch interval must be > 0 seconds, got {interval}")
+    folder = os.path.abspath(resolve_index_dir(index))
+    runs = 0
+    try:
+        roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
+        seen = fingerprint(roots, folder)
+        report = index_paths(paths, folder, **options)
+        runs += 1
+        if on_report is not None:
+            on_report(report)
+        roots = _roots_of(folder)
+        while max_runs is None or runs < max_runs:
+            time.sleep(interval)
+            now = fingerprint(roots, folder)
+            if now == seen:
+                continue
+            seen = now  # taken before the run: a change during it triggers another
+            report = index_paths([], folder, **options)
+            runs += 1
+            if on_report is not None:
+                on_report(report)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C ends watching; any write in progress rolled back or committed whole
+    return runs
+
+
+__all__ = [
+    "add_documents",
+    "add_paths",
+    "compact_index",
+    "index_paths",
+    "mode_ops",
+    "remove_documents",
+    "verify_index",
+    "watch_paths",
+]
+
+_ = _retrieve  # the import registers every retrieval mode

@@ -1,0 +1,141 @@
+"""Index maintenance commands: add, remove, compact, verify (and their text output)."""
+
+from __future__ import annotations
+
+import click
+
+from ctxselect import indexing
+from ctxselect.interfaces.cli.main import (
+    F,
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+    progress_enabled,
+)
+from ctxselect.types import CompactReport, IndexInfo, IndexReport, VerifyReport
+
+
+def wait_option(func: F) -> F:
+    """Add ``--wait SECONDS`` (wait for another writer instead of failing at once)."""
+    return click.option(
+        "--wait",
+        type=float,
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Wait this long for another process writing the index, instead of failing.",
+    )(func)
+
+
+def report_extra(report: IndexReport) -> str:
+    """Lines about renames and segments that complete the index summary."""
+    lines = []
+    if report.renamed:
+        lines.append(f"renamed: {report.renamed} (same content, new path: chunks re-keyed)")
+    if report.rebuilt:
+        state = "compacted" if report.compacted else f"{report.delta_segments} delta segment(s)"
+        lines.append(f"generation {report.generation}: {state}")
+    return "\n".join(lines)
+
+
+def info_extra(data: IndexInfo) -> str:
+    """Lines about generations, segments and what is pending compaction."""
+    pending = data.delta_rows + data.deleted_rows
+    lines = [
+        f"generation:     {data.generation}",
+        f"segments:       base + {data.delta_segments} delta "
+        f"({data.delta_rows} new rows, {data.deleted_rows} deleted rows pending compaction)",
+        f"compacted:      {data.compacted}",
+    ]
+    if pending:
+        lines.append(
+            "before compaction: bm25 and tfidf-sum results already equal a rebuild's; "
+            "tfidf (cosine) scores may differ until `ctxselect compact` "
+            f"(BM25 avgdl moved {data.avgdl_drift:.2%} since the last compaction)"
+        )
+    return "\n".join(lines)
+
+
+def _summary(report: IndexReport) -> str:
+    from ctxselect.interfaces.cli import render
+
+    extra = report_extra(report)
+    return render.index_report(report) + (f"\n{extra}" if extra else "")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@index_option
+@click.option(
+    "--max-bytes", type=int, default=indexing.DEFAULT_MAX_BYTES, help="Skip larger files."
+)
+@wait_option
+@json_option
+def add(
+    paths: tuple[str, ...], index: str | None, max_bytes: int, wait: float, as_json: bool
+) -> None:
+    """Add or update the files PATHS in an index, leaving every other document alone."""
+    report = indexing.add_paths(
+        paths, index, max_bytes=max_bytes, wait=wait, progress=progress_enabled()
+    )
+    emit_json(report) if as_json else click.echo(_summary(report))
+
+
+@cli.command()
+@click.argument("doc_ids", nargs=-1, required=True)
+@index_option
+@wait_option
+@json_option
+def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bool) -> None:
+    """Remove the documents DOC_IDS (and their chunks) from an index."""
+    report = indexing.remove_documents(doc_ids, index, wait=wait)
+    emit_json(report) if as_json else click.echo(_summary(report))
+
+
+@cli.command()
+@index_option
+@wait_option
+@json_option
+def compact(index: str | None, wait: float, as_json: bool) -> None:
+    """Merge all segments into one: results then equal a full rebuild exactly."""
+    report = indexing.compact_index(index, wait=wait)
+    emit_json(report) if as_json else click.echo(compact_text(report))
+
+
+def compact_text(report: CompactReport) -> str:
+    """One line about a compaction."""
+    if report.note:
+        return f"{report.index}: {report.note} ({report.chunks} chunks)"
+    return (
+        f"{report.index}: {report.merged_segments} delta segment(s) merged, "
+        f"{report.dropped_rows} deleted row(s) dropped, {report.chunks} chunks, "
+        f"{report.seconds:.2f} s"
+    )
+
+
+@cli.command()
+@index_option
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, index: str | None, as_json: bool) -> None:
+    """Check an index's integrity; exit 1 with the reason when it is damaged."""
+    report = indexing.verify_index(index)
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(verify_text(report))
+    if not report.ok:
+        if not as_json:
+            click.echo(f"error: index {report.index} is damaged: {report.problems[0]}", err=True)
+        ctx.exit(1)
+
+
+def verify_text(report: VerifyReport) -> str:
+    """What was checked and what was found."""
+    status = "ok" if report.ok else f"DAMAGED ({len(report.problems)} problem(s))"
+    lines = [f"{report.index}: {status}", f"checked: {', '.join(report.checks)}"]
+    lines.extend(f"problem: {p}" for p in report.problems)
+    if report.removed:
+        lines.append(f"removed {len(report.removed)} leftover file(s) of an interrupted write")
+    return "\n".join(lines)

@@ -1,0 +1,348 @@
+"""The MCP server: budgeted, session-aware context from one index, as typed tools.
+
+The only module that imports the MCP SDK (the ``ctxselect[mcp]`` extra).
+:func:`build_server` returns an ``MCPServer`` whose tools are thin adapters over
+:class:`ctxselect.sessions.Sessions` and :class:`ctxselect.examples.ExampleLibrary`: each
+result is the facade's own value as structured output, and each expected failure is a
+``ToolError`` carrying the message the CLI prints. ``ctxselect mcp`` runs the server over
+stdio (nothing but protocol messages on stdout; logs on stderr) or streamable HTTP on
+127.0.0.1.
+
+No ``from __future__ import annotations`` here, on purpose: the tools' annotations are
+evaluated where the tools are defined, so each schema carries this server's own bounds
+(the budget's maximum is the server's result cap).
+"""
+
+import dataclasses
+import functools
+import inspect
+import typing
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import pydantic_core
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from ctxselect import api, examples, sessions
+from ctxselect.errors import CtxselectError
+from ctxselect.examples import ExampleLibrary, ExampleSelection
+from ctxselect.types import (
+    ContextResult,
+    Explanation,
+    IndexInfo,
+    Passage,
+    SearchResult,
+    WriteResult,
+)
+
+V = TypeVar("V")
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def to_text(value: object) -> str:
+    """The text block the SDK sends for a structured result (result sizes count this)."""
+    return pydantic_core.to_json(value, fallback=str, indent=2).decode()
+
+
+@functools.cache
+def output_model(cls: type) -> type[BaseModel]:
+    """Return a pydantic model with the fields of the value dataclass ``cls``.
+
+    The SDK derives an output schema from class attributes, which slotted dataclasses do
+    not have; this model gives the same schema, and validates instances of ``cls``.
+    """
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (hints[f.name], ...)
+    config = ConfigDict(from_attributes=True)
+    return create_model(cls.__name__, __config__=config, __doc__=cls.__doc__, **fields)
+
+
+def _register(
+    server: MCPServer, fn: Callable[..., Any], title: str, hints: ToolAnnotations
+) -> None:
+    """Add ``fn`` as a tool whose output schema is its dataclass return type's."""
+    fn.__annotations__["return"] = output_model(fn.__annotations__["return"])
+    description = inspect.cleandoc(fn.__doc__ or "")
+    server.add_tool(
+        fn, title=title, description=description, annotations=hints, structured_output=True
+    )
+
+
+def _call(action: Callable[[], V]) -> V:
+    """Run a facade call; an expected failure becomes a ToolError with the CLI's message."""
+    try:
+        return action()
+    except (CtxselectError, OSError) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+@asynccontextmanager
+async def _connection(_: MCPServer) -> AsyncIterator[dict[str, str]]:
+    """Entered once per served connection (stdio: the process); names its session."""
+    yield {"session": uuid.uuid4().hex}
+
+
+def session_key(ctx: Context) -> str | None:
+    """The session a tool call belongs to.
+
+    Over HTTP: the ``Mcp-Session-Id`` header (None for a client without one: nothing is
+    remembered for it). Over stdio and in-process: the connection.
+    """
+    request = ctx.request_context.request
+    if request is not None:
+        sid = request.headers.get("mcp-session-id")
+        return f"http:{sid}" if sid else None
+    return str(ctx.request_context.lifespan_context["session"])
+
+
+def _text(description: str, limit: int) -> Any:
+    return Field(description=description, json_schema_extra={"minLength": 1, "maxLength": limit})
+
+
+def _int(description: str, low: int, high: int | None = None) -> Any:
+    bounds: dict[str, Any] = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Field(description=description, json_schema_extra=bounds)
+
+
+def build_server(
+    index: api.Index,
+    *,
+    library: ExampleLibrary | None = None,
+    allow_write: bool = False,
+    max_result_tokens: int = sessions.DEFAULT_MAX_RESULT_TOKENS,
+) -> MCPServer:
+    """Build the MCP server over an opened index.
+
+    Args:
+        index: The index to serve (see :func:`open_server` to open one by path).
+        library: Few-shot examples for ``select_examples`` (the tool exists only then).
+        allow_write: Add ``add_documents`` and ``reindex``; without it all tools read.
+        max_result_tokens: No tool result exceeds this many tokens (index tokenizer).
+    """
+    service = sessions.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
+    server = MCPServer(
+        "ctxselect",
+        instructions=_instructions(service, library, allow_write),
+        lifespan=_connection,
+        log_level="WARNING",
+    )
+    _add_read_tools(server, service)
+    if library is not None:
+        _add_examples_tool(server, service, library)
+    if allow_write:
+        _add_write_tools(server, service)
+    return server
+
+
+def _instructions(service: sessions.Sessions, library: object, allow_write: bool) -> str:
+    info = service.info()
+    tokenizer = service.index.chunk_spec.tokenizer
+    lines = [
+        f"Budgeted, session-aware context from the ctxselect index at {info.index} "
+        f"({info.documents} documents, {info.chunks} chunks; tokens counted in {tokenizer}).",
+        "Start with select_context(query, budget): the best chunks that fit the budget. "
+        "Chunks this session already received come back as short references "
+        "('already provided: ...') instead of text, unless refresh=true.",
+        "search ranks chunks; get_chunk and get_document read by id (ids come from results); "
+        "explain shows why a chunk scored; index_info describes the index.",
+        f"No result exceeds {service.max_result_tokens} tokens.",
+    ]
+    if library is not None:
+        lines.append("select_examples(input, budget, k) picks few-shot examples.")
+    if allow_write:
+        lines.append("add_documents(paths) and reindex() update the index from its roots.")
+    return "\n".join(lines)
+
+
+def _add_read_tools(server: MCPServer, service: sessions.Sessions) -> None:
+    cap = service.max_result_tokens
+    modes = ", ".join(api.names("mode"))
+    query_t = Annotated[str, _text("A question or keywords.", sessions.MAX_QUERY_CHARS)]
+    mode_t = Annotated[
+        str | None, Field(description=f"Retrieval mode: {modes}; default: the index's.")
+    ]
+    chunk_t = Annotated[str, _text("A chunk id (DOC_ID#N) from a result.", sessions.MAX_ID_CHARS)]
+
+    def select_context(
+        query: query_t,
+        ctx: Context,
+        budget: Annotated[
+            int, _int("Tokens of context to return, framing included.", sessions.MIN_BUDGET, cap)
+        ] = sessions.DEFAULT_BUDGET,
+        mode: mode_t = None,
+        detail: Annotated[
+            str,
+            Field(
+                description="snippets: the selected chunks (adjacent ones merged); full: each "
+                "widened to its enclosing section when that fits; ids: ids, spans and costs only.",
+                json_schema_extra={"enum": list(sessions.DETAILS)},
+            ),
+        ] = "snippets",
+        refresh: Annotated[
+            bool, Field(description="Send chunks this session already received again.")
+        ] = False,
+    ) -> ContextResult:
+        """Return the best context for a query that fits a token budget.
+
+        Chunks this session already received come back as short references ("already
+        provided: chunk X from FILE lines a-b") and their tokens go to new material.
+        Reports tokens_used, tokens_saved, the session's cumulative tokens, and what was
+        dropped for the budget.
+        """
+        key = session_key(ctx)
+        return _call(
+            lambda: service.select_context(
+                key, query, budget, mode=mode, detail=detail, refresh=refresh
+            )
+        )
+
+    def search(
+        query: query_t,
+        ctx: Context,
+        k: Annotated[int, _int("How many chunks to rank.", 1, sessions.MAX_K)] = (
+            sessions.DEFAULT_SEARCH_K
+        ),
+        mode: mode_t = None,
+    ) -> SearchResult:
+        """Rank chunks for a query and return the k best with their text.
+
+        Hits this session already received come back as references instead.
+        """
+        key = session_key(ctx)
+        return _call(lambda: service.search(key, query, k, mode))
+
+    def get_chunk(chunk_id: chunk_t, ctx: Context) -> Passage:
+        """Return one chunk's text, with its document, span and line numbers."""
+        key = session_key(ctx)
+        return _call(lambda: service.get_chunk(key, chunk_id))
+
+    def get_document(
+        doc_id: Annotated[str, _text("A document id (a path relative to the indexed root).", 1000)],
+        ctx: Context,
+        start: Annotated[int, _int("First character (0-based).", 0)] = 0,
+        end: Annotated[
+            int | None, Field(description="One past the last character; default: the end.")
+        ] = None,
+    ) -> Passage:
+        key = session_key(ctx)
+        return _call(lambda: service.get_document(key, doc_id, start, end))
+
+    def explain(
+        query: query_t, chunk_id: chunk_t, ctx: Context, mode: mode_t = None
+    ) -> Explanation:
+        """Take a chunk's score for a query apart, term by term (tf, df, idf, contribution)."""
+        key = session_key(ctx)
+        return _call(lambda: service.account(key, service.explain(query, chunk_id, mode)))
+
+    def index_info(ctx: Context) -> IndexInfo:
+        """Describe the index: documents, chunks, tokens, settings, retrieval modes."""
+        key = session_key(ctx)
+        return _call(lambda: service.account(key, service.info()))
+
+    get_document.__doc__ = (
+        f"Return text[start:end] of an indexed document: at most {sessions.MAX_SPAN_CHARS:,} "
+        f"characters and within the result cap; next_start says where to continue."
+    )
+    tools: list[tuple[Callable[..., Any], str]] = [
+        (select_context, "Select context under a token budget"),
+        (search, "Search chunks"),
+        (get_chunk, "Read a chunk"),
+        (get_document, "Read a document span"),
+        (explain, "Explain a score"),
+        (index_info, "Describe the index"),
+    ]
+    for fn, title in tools:
+        _register(server, fn, title, READ_ONLY)
+
+
+def _add_examples_tool(
+    server: MCPServer, service: sessions.Sessions, library: ExampleLibrary
+) -> None:
+    cap = service.max_result_tokens
+
+    def select_examples(
+        input: Annotated[
+            str, _text("The new input to find examples for.", examples.MAX_INPUT_CHARS)
+        ],
+        ctx: Context,
+        budget: Annotated[
+            int, _int("Tokens of rendered examples.", examples.MIN_EXAMPLES_BUDGET, cap)
+        ] = examples.DEFAULT_EXAMPLES_BUDGET,
+        k: Annotated[int, _int("Examples to choose at most.", 1, examples.MAX_EXAMPLES_K)] = (
+            examples.DEFAULT_EXAMPLES_K
+        ),
+    ) -> ExampleSelection:
+        """Choose few-shot examples for an input: relevant (BM25 over example inputs) and
+        mutually diverse (MMR), fitting the budget; most relevant last."""
+        key = session_key(ctx)
+
+        def choose() -> ExampleSelection:
+            sessions.check_budget(budget, cap, examples.MIN_EXAMPLES_BUDGET)
+            chosen = library.select(input, budget, k)
+            return service.account(key, chosen, examples.drop_least_relevant)
+
+        return _call(choose)
+
+    _register(server, select_examples, "Select few-shot examples", READ_ONLY)
+
+
+def _add_write_tools(server: MCPServer, service: sessions.Sessions) -> None:
+    def add_documents(
+        paths: Annotated[
+            list[str],
+            Field(
+                description="Files or folders relative to the indexed root, like document ids; "
+                "no '..', no absolute paths, no symlinks leading outside.",
+                json_schema_extra={"minItems": 1, "maxItems": sessions.MAX_PATHS},
+            ),
+        ],
+        ctx: Context,
+    ) -> WriteResult:
+        """Index new or changed files inside the indexed roots, then reload the index."""
+        key = session_key(ctx)
+        return _call(lambda: service.account(key, service.add_documents(paths)))
+
+    def reindex(ctx: Context) -> WriteResult:
+        """Re-scan the indexed roots, index what changed, and reload the index."""
+        key = session_key(ctx)
+        return _call(lambda: service.account(key, service.reindex()))
+
+    _register(server, add_documents, "Index files inside the roots", WRITES)
+    _register(server, reindex, "Re-index the roots", WRITES)
+
+
+def tool_names(server: MCPServer) -> list[str]:
+    """Names of the server's tools, in registration order."""
+    return [tool.name for tool in anyio.run(server.list_tools)]
+
+
+def tool_list(server: MCPServer) -> list[dict[str, Any]]:
+    """Every tool as ``tools/list`` describes it: name, description, schemas, hints."""
+    tools = anyio.run(server.list_tools)
+    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+
+def serve(server: MCPServer, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
+    """Serve until the client leaves: stdio, or streamable HTTP on 127.0.0.1:``port``/mcp."""
+    if http:
+        server.run("streamable-http", host=HOST, port=port)
+    else:
+        server.run("stdio")

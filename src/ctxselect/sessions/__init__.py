@@ -1,0 +1,60 @@
+"""Session-aware selection: never send a session what it already received.
+
+:class:`Sessions` wraps an opened index and remembers, per session key, which chunks each
+session received as text. A later selection returns those chunks as one-line references
+("already provided: chunk X from Y lines a-b ...") instead of their text and spends the
+tokens saved on new material. Every result says what it cost (``tokens_used``), what the
+session has received so far (``session_tokens``) and what was left out, and no result
+exceeds ``max_result_tokens`` as the caller receives it. The MCP server is a thin adapter
+over this package.
+"""
+
+from ctxselect.sessions.limits import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_RESULT_TOKENS,
+    DEFAULT_SEARCH_K,
+    DETAILS,
+    MAX_ID_CHARS,
+    MAX_K,
+    MAX_PATHS,
+    MAX_QUERY_CHARS,
+    MAX_SPAN_CHARS,
+    MAX_TOKENS_ENV,
+    MIN_BUDGET,
+    MIN_RESULT_TOKENS,
+    check_budget,
+    check_detail,
+    check_id,
+    check_k,
+    check_max_result_tokens,
+    check_query,
+    to_json,
+)
+from ctxselect.sessions.roots import outside_files, resolve_inside
+from ctxselect.sessions.service import Sessions, load_index
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_MAX_RESULT_TOKENS",
+    "DEFAULT_SEARCH_K",
+    "DETAILS",
+    "MAX_ID_CHARS",
+    "MAX_K",
+    "MAX_PATHS",
+    "MAX_QUERY_CHARS",
+    "MAX_SPAN_CHARS",
+    "MAX_TOKENS_ENV",
+    "MIN_BUDGET",
+    "MIN_RESULT_TOKENS",
+    "Sessions",
+    "check_budget",
+    "check_detail",
+    "check_id",
+    "check_k",
+    "check_max_result_tokens",
+    "check_query",
+    "load_index",
+    "outside_files",
+    "resolve_inside",
+    "to_json",
+]

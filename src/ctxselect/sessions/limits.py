@@ -1,0 +1,107 @@
+"""Limits of session-aware reads, and the checks that give every front end one message.
+
+The MCP server advertises these bounds in its tool schemas and the checks below enforce
+them, so an agent and a person at the CLI read the same error text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+from ctxselect.errors import ConfigError, UnknownNameError
+
+DEFAULT_BUDGET = 2000
+MIN_BUDGET = 100
+DEFAULT_SEARCH_K = 8
+MAX_K = 50
+MAX_QUERY_CHARS = 2000
+MAX_ID_CHARS = 1000
+MAX_SPAN_CHARS = 20_000
+MAX_PATHS = 100
+DEFAULT_MAX_RESULT_TOKENS = 20_000
+"""Claude Code rejects tool results above 25,000 tokens; 20,000 leaves room for framing."""
+MIN_RESULT_TOKENS = 1000
+MAX_TOKENS_ENV = "CTXSELECT_MCP_MAX_TOKENS"
+DETAILS = ("snippets", "full", "ids")
+SHOWN_DROPPED = 5
+MAX_SESSIONS = 256
+
+
+def to_json(value: object) -> str:
+    """Serialise a result as the MCP SDK's text block does: indented JSON, UTF-8 kept."""
+    return json.dumps(dataclasses.asdict(value), indent=2, ensure_ascii=False)  # type: ignore[call-overload]
+
+
+def check_query(query: str, limit: int = MAX_QUERY_CHARS, *, what: str = "query") -> str:
+    """Return ``query`` if it is non-empty and at most ``limit`` characters, else raise.
+
+    ``what`` names the argument in the message (``query``, ``input``).
+    """
+    if not query.strip():
+        raise ConfigError(f"{what} is empty: pass the text to look for")
+    if len(query) > limit:
+        raise ConfigError(
+            f"{what} is {len(query):,} characters long, above the limit of {limit:,}: "
+            f"shorten it or split it into several calls"
+        )
+    return query
+
+
+def check_budget(budget: int, maximum: int | None, minimum: int = MIN_BUDGET) -> int:
+    """Return ``budget`` if ``minimum <= budget <= maximum``, else raise ConfigError."""
+    if budget < minimum:
+        raise ConfigError(
+            f"budget {budget} is below the minimum of {minimum} tokens: ask for at least {minimum}"
+        )
+    if maximum is not None and budget > maximum:
+        raise ConfigError(
+            f"budget {budget} is above the result cap of {maximum} tokens: ask for at most "
+            f"{maximum} (the server's --max-result-tokens, env {MAX_TOKENS_ENV})"
+        )
+    return budget
+
+
+def check_k(k: int, maximum: int = MAX_K) -> int:
+    """Return ``k`` if it is between 1 and ``maximum``, else raise ConfigError."""
+    if not 1 <= k <= maximum:
+        raise ConfigError(f"k must be between 1 and {maximum}, got {k}")
+    return k
+
+
+def check_detail(detail: str) -> str:
+    """Return ``detail`` if it is one of :data:`DETAILS`, else raise UnknownNameError."""
+    if detail not in DETAILS:
+        raise UnknownNameError("detail", detail, DETAILS)
+    return detail
+
+
+def check_id(kind: str, value: str) -> str:
+    """Return a chunk or document id if it is a plausible one, else raise ConfigError.
+
+    Ids are looked up in the index, never on the file system, so no id can read outside
+    the indexed roots; ids that look like escapes are refused outright all the same.
+    """
+    if not value or len(value) > MAX_ID_CHARS or "\x00" in value:
+        raise ConfigError(
+            f"{kind} must be 1 to {MAX_ID_CHARS} characters without NUL, got {len(value)} "
+            f"characters: take ids from search or select_context results"
+        )
+    parts = re.split(r"[\\/]", value.split("#", 1)[0])
+    if value.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:[\\/]", value):
+        raise ConfigError(
+            f"{kind} {value!r} is refused: ids are paths relative to the indexed roots, "
+            f"without '..' or a leading '/'; take ids from search or select_context results"
+        )
+    return value
+
+
+def check_max_result_tokens(value: int) -> int:
+    """Return the result cap if it is at least :data:`MIN_RESULT_TOKENS`, else raise."""
+    if value < MIN_RESULT_TOKENS:
+        raise ConfigError(
+            f"max result tokens must be at least {MIN_RESULT_TOKENS}, got {value}: "
+            f"set --max-result-tokens or {MAX_TOKENS_ENV} higher"
+        )
+    return value

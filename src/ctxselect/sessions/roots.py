@@ -1,0 +1,85 @@
+"""Paths inside the indexed roots: the only files a write tool may make the index read."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+
+from ctxselect.api import DEFAULT_MAX_BYTES
+from ctxselect.errors import ConfigError
+from ctxselect.ingest.report import Tally
+from ctxselect.ingest.walk import Scanner
+
+
+def _inside(real: str, real_roots: Sequence[str]) -> bool:
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots)
+
+
+def base_folder(roots: Sequence[str]) -> str:
+    """The folder document ids are relative to: the roots' common folder, as ingest sets it."""
+    folders = [r if os.path.isdir(r) else os.path.dirname(r) for r in roots]
+    return os.path.commonpath(folders)
+
+
+def resolve_inside(roots: Sequence[str], path: str) -> str:
+    """Resolve ``path`` (relative to the roots' folder, like a document id) inside ``roots``.
+
+    Returns:
+        The real path (symlinks resolved).
+
+    Raises:
+        ConfigError: The index records no roots, or ``path`` is absolute, contains
+            ``..``, does not exist, or leads through a symlink out of the roots.
+    """
+    if not roots:
+        raise ConfigError("this index records no roots: rebuild it with `ctxselect index PATH`")
+    base = base_folder(roots)
+    if not path or "\x00" in path or os.path.isabs(path) or path.startswith(("~", "\\")):
+        raise ConfigError(
+            f"path {path!r} is refused: give a path relative to the indexed root {base}, "
+            f"like a document id"
+        )
+    if ".." in re.split(r"[\\/]", path):
+        raise ConfigError(f"path {path!r} is refused: '..' may not appear in a path")
+    lexical = os.path.normpath(os.path.join(base, path))
+    if not _inside(lexical, [os.path.abspath(r) for r in roots]):
+        raise ConfigError(f"path {path!r} is refused: it is not inside the indexed roots")
+    if not os.path.lexists(lexical):
+        raise ConfigError(f"path {path!r} does not exist under the indexed root {base}")
+    real = os.path.realpath(lexical)
+    if not _inside(real, [os.path.realpath(r) for r in roots]):
+        raise ConfigError(
+            f"path {path!r} is refused: it leads through a symlink to {real}, outside the "
+            f"indexed roots"
+        )
+    if not os.path.exists(real):
+        raise ConfigError(f"path {path!r} is a broken symlink")
+    return real
+
+
+def outside_files(roots: Sequence[str]) -> list[str]:
+    """Files that indexing ``roots`` would read from outside them, through symlinks.
+
+    Walks the folder roots with indexing's own ignore rules; no file is opened.
+    """
+    scanner = Scanner(Tally(), DEFAULT_MAX_BYTES)
+    for root in roots:
+        if os.path.isdir(root):
+            scanner.scan_dir(root, "")
+    real_roots = [os.path.realpath(r) for r in roots]
+    return [c.path for c in scanner.candidates if not _inside(os.path.realpath(c.path), real_roots)]
+
+
+def doc_ids_under(paths: Sequence[str], doc_ids: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Split ``paths`` into the document ids they produced and the paths that produced none."""
+    ids = sorted(set(doc_ids))
+    found: dict[str, None] = {}
+    missing = []
+    for path in paths:
+        prefix = os.path.normpath(path).replace(os.sep, "/").strip("/")
+        under = [d for d in ids if prefix in ("", ".") or d == prefix or d.startswith(prefix + "/")]
+        found.update(dict.fromkeys(under))
+        if not under:
+            missing.append(path)
+    return list(found), missing

@@ -1,0 +1,192 @@
+"""Base-segment arrays in one file beside the SQLite file: mmap-able, written atomically.
+
+A base segment is one file ``arrays/base-<generation>-<token>.bin`` holding every mode's
+arrays back to back (64-byte aligned); the manifest records each array's dtype, shape and
+offset. One file means one fsync per compaction, and readers map it once and slice it
+without copying. The file is written under a temporary name, flushed to disk and renamed,
+and only becomes part of the index when the manifest naming it commits (one SQLite
+transaction). Files no committed manifest names are leftovers of an interrupted write; a
+writer removes them while it holds the lock. The base a compaction replaced is kept until
+the next compaction, so a reader that read the previous manifest can still map it (and
+readers keep their mappings: removing a mapped file is safe on POSIX).
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ctxselect.errors import IndexCorruptError, IndexWriteError
+
+ARRAYS_DIR = "arrays"
+_ALIGN = 64
+# Arrays up to this size are compared by value when deduplicating (vocabularies built
+# twice for modes sharing an analysis); bigger ones only by identity.
+_DEDUPE_BYTES = 64 << 20
+
+
+def new_base_name(generation: int) -> str:
+    """Return a fresh base file name (relative to the index folder) for ``generation``."""
+    return f"{ARRAYS_DIR}/base-{generation:06d}-{secrets.token_hex(4)}.bin"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a is b:
+        return True
+    small = a.nbytes <= _DEDUPE_BYTES
+    return small and a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _pack(
+    arrays: Mapping[str, Mapping[str, np.ndarray]], rowids: np.ndarray
+) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """Lay arrays out back to back; identical arrays (shared analyses) are stored once."""
+    stored: list[np.ndarray] = []
+    layout: dict[str, list[Any]] = {}
+    offset = 0
+
+    def place(array: np.ndarray, key: str) -> str:
+        nonlocal offset
+        for i, other in enumerate(stored):
+            if _same(array, other):
+                return list(layout)[i]
+        a = np.ascontiguousarray(array)
+        offset = -(-offset // _ALIGN) * _ALIGN
+        layout[key] = [a.dtype.str, list(a.shape), offset]
+        stored.append(a)
+        offset += a.nbytes
+        return key
+
+    names = {
+        mode: {name: place(array, f"{mode}.{name}") for name, array in named.items()}
+        for mode, named in arrays.items()
+    }
+    rowid_key = place(np.asarray(rowids, dtype=np.int64), "rowids")
+    return stored, {"arrays": names, "layout": layout, "rowids": rowid_key}
+
+
+def write_base(
+    folder: Path, rel: str, arrays: Mapping[str, Mapping[str, np.ndarray]], rowids: np.ndarray
+) -> dict[str, Any]:
+    """Write every mode's arrays and the row ids to ``folder/rel``; return its layout.
+
+    Raises:
+        IndexWriteError: The disk is full or the file could not be written; the partial
+            file is removed and the index keeps its last committed state.
+    """
+    target = folder / rel
+    tmp = target.with_name(target.name + ".tmp")
+    stored, layout = _pack(arrays, rowids)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            position = 0
+            for array, (_, _, offset) in zip(stored, layout["layout"].values(), strict=True):
+                handle.write(b"\0" * (offset - position))
+                write_array(handle, array)
+                position = offset + array.nbytes
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
+        raise write_error(folder, exc) from exc
+    return {"file": rel, "rows": len(rowids), **layout}
+
+
+def write_array(handle: Any, array: np.ndarray) -> None:
+    """Write an array's bytes (one place, so tests can simulate a full disk)."""
+    if array.nbytes:
+        handle.write(array.data)
+
+
+def write_error(folder: Path, exc: BaseException) -> IndexWriteError:
+    """Turn an OS or SQLite failure during a write into a one-line IndexWriteError."""
+    reason = str(exc) or type(exc).__name__
+    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in reason:
+        reason = "the disk is full"
+    return IndexWriteError(
+        f"could not write index {folder}: {reason}; the index keeps its last committed "
+        f"state: free space (or fix the cause) and run the command again"
+    )
+
+
+def load_base(
+    folder: Path, base: Mapping[str, Any]
+) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray]:
+    """Map a base file read-only; return each mode's arrays and the row ids (no copies).
+
+    Raises:
+        FileNotFoundError: The file is gone (a newer compaction replaced it: re-read).
+        IndexCorruptError: The file is shorter than its layout or the layout is invalid.
+    """
+    path = folder / str(base["file"])
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        buffer: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    views: dict[str, np.ndarray] = {}
+    try:
+        for key, (dtype, shape, offset) in base["layout"].items():
+            dt = np.dtype(dtype)
+            count = int(np.prod(shape)) if shape else 1
+            if offset + count * dt.itemsize > size:
+                raise ValueError(f"array {key} ends past the end of the file")
+            flat = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
+            views[key] = flat.reshape(shape)
+        arrays = {
+            mode: {name: views[key] for name, key in named.items()}
+            for mode, named in base["arrays"].items()
+        }
+        return arrays, views[base["rowids"]]
+    except (KeyError, ValueError, TypeError) as exc:
+        raise IndexCorruptError(
+            f"{path} is damaged ({exc}): run `ctxselect verify --index {folder}` and "
+            f"rebuild the index with `ctxselect index PATH... --index {folder}`"
+        ) from exc
+
+
+def remove_orphans(folder: Path, keep: set[str] | None) -> list[str]:
+    """Delete base files other than ``keep`` (paths like ``arrays/NAME``); return them.
+
+    Only a writer holding the lock may call this.
+    """
+    root = folder / ARRAYS_DIR
+    if not root.is_dir():
+        return []
+    removed = []
+    for entry in sorted(root.iterdir()):
+        rel = f"{ARRAYS_DIR}/{entry.name}"
+        if keep and rel in keep:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(rel)
+    return removed
+
+
+def file_bytes(folder: Path) -> int:
+    """Return the total size of the files under ``folder/arrays``."""
+    root = folder / ARRAYS_DIR
+    if not root.exists():
+        return 0
+    return sum(p.stat().st_size for p in root.iterdir() if p.is_file())

@@ -1,0 +1,182 @@
+"""Row sources for the retrievers: every text in memory, or texts read by row id on demand.
+
+A retriever's row ``i`` is the i-th row of the global row order (base rows, then delta
+rows). A small index loads every chunk into a :class:`ChunkTable` (a search never goes
+back to disk); a large one keeps only the row ids and reads each hit's chunk from SQLite
+by its integer primary key, so memory does not grow with the corpus's text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+
+from ctxselect.errors import IndexCorruptError
+from ctxselect.types import ChunkTable, Hit
+
+_HIT_SQL = 'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header FROM chunks WHERE id = ?'
+
+
+class StaleRowsError(IndexCorruptError):
+    """A row's chunk is missing from the generation being read (searches read inside a
+    read transaction on their generation, so this means damage: run verify)."""
+
+
+class _LazyIds(Sequence[str]):
+    """``chunk_ids[row]`` read from SQLite (ties across segments need a few)."""
+
+    def __init__(self, rows: LazyRows) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, row: Any) -> Any:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        return self._rows.fetch(int(row))[0]
+
+
+class _LazyRowOf(Mapping[str, int]):
+    """``row_of[chunk_id]`` through the chunk_id index and the sorted row ids."""
+
+    def __init__(self, rows: LazyRows) -> None:
+        self._rows = rows
+
+    def __getitem__(self, chunk_id: str) -> int:
+        row = self._rows.row_of_chunk(chunk_id)
+        if row is None:
+            raise KeyError(chunk_id)
+        return row
+
+    def get(self, chunk_id: str, default: Any = None) -> Any:
+        row = self._rows.row_of_chunk(chunk_id)
+        return default if row is None else row
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._rows.fetch(i)[0] for i in range(len(self._rows)))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class LazyRows:
+    """Rows whose chunks are read from SQLite when a hit needs them.
+
+    Args:
+        conn: The store's connection (shared; guarded by ``lock``).
+        lock: Serialises this connection's use across threads.
+        rowids: Chunk row id (``chunks.id``) of every global row; -1 for none.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, lock: AbstractContextManager[Any], rowids: np.ndarray
+    ) -> None:
+        self._conn = conn
+        self._lock = lock
+        self._rowids = rowids
+        self._order: np.ndarray | None = None
+        self.chunk_ids: Sequence[str] = _LazyIds(self)
+        self.row_of: Mapping[str, int] = _LazyRowOf(self)
+
+    def __len__(self) -> int:
+        return len(self._rowids)
+
+    def fetch(self, row: int) -> tuple[Any, ...]:
+        """Return (chunk_id, doc_id, start, end, n_tokens, text, header) of ``row``."""
+        with self._lock:
+            found = self._conn.execute(_HIT_SQL, (int(self._rowids[row]),)).fetchone()
+        if found is None:
+            raise StaleRowsError(
+                f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
+            )
+        return tuple(found)
+
+    def hit(self, row: int, rank: int, score: float) -> Hit:
+        """Make the Hit for ``row``, reading its chunk by row id."""
+        cid, doc, start, end, n_tokens, text, header = self.fetch(row)
+        return Hit(rank, cid, doc, score, start, end, n_tokens, text, header)
+
+    def row_of_chunk(self, chunk_id: str) -> int | None:
+        """Return the global row of ``chunk_id``, or None if it is not live."""
+        with self._lock:
+            found = self._conn.execute("SELECT id FROM chunks WHERE chunk_id = ?", (chunk_id,))
+            got = found.fetchone()
+        if got is None:
+            return None
+        if self._order is None:
+            self._order = np.argsort(self._rowids, kind="stable")
+        sorted_ids = self._rowids[self._order]
+        i = int(np.searchsorted(sorted_ids, got[0]))
+        if i < len(sorted_ids) and int(sorted_ids[i]) == got[0]:
+            return int(self._order[i])
+        return None
+
+
+_COLUMNS = 'id, chunk_id, doc_id, start, "end", n_tokens, text, header'
+_BLANK = ("", "", 0, 0, 0, "", "")
+
+
+def eager_table(
+    conn: sqlite3.Connection,
+    rowids: np.ndarray,
+    n_base: int,
+    dead: np.ndarray,
+    previous: tuple[np.ndarray, ChunkTable] | None = None,
+) -> ChunkTable:
+    """Load every chunk into a ChunkTable whose row ``i`` is the chunk with ``rowids[i]``.
+
+    Rows are the base's ``n_base`` rows (live chunks in chunk_id order when it was
+    written), then delta rows. Rows deleted since the base (``dead``, global rows) are
+    never returned by a search and are left out of ``row_of``. With ``previous`` (the row
+    ids and table of an earlier generation with the same base), the base rows and known
+    delta rows are reused and only new chunks are read: a reload after an update costs
+    the update, not the corpus.
+    """
+    ids = rowids.tolist()
+    if previous is None:
+        found = conn.execute(f"SELECT {_COLUMNS} FROM chunks ORDER BY chunk_id").fetchall()
+        if not len(dead) and [r[0] for r in found] == ids:  # compacted: one ordered scan
+            cols = [tuple(c) for c in zip(*found, strict=True)] if found else [()] * 8
+            return ChunkTable(cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7])
+        by_id = {r[0]: r[1:] for r in found}
+        rows = [by_id.get(rid, _BLANK) for rid in ids]
+        columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(7)]
+    else:
+        old_ids, old = previous
+        columns = [list(c[:n_base]) for c in _columns(old)]
+        old_rows = {rid: i for i, rid in enumerate(old_ids[n_base:].tolist(), n_base)}
+        new = [rid for rid in ids[n_base:] if rid not in old_rows]
+        fetched = _fetch(conn, new)
+        old_cols = _columns(old)
+        for rid in ids[n_base:]:
+            i = old_rows.get(rid)
+            row = tuple(c[i] for c in old_cols) if i is not None else fetched.get(rid, _BLANK)
+            for column, value in zip(columns, row, strict=True):
+                column.append(value)
+    chunk_ids = columns[0]
+    row_of = dict(zip(chunk_ids, range(len(chunk_ids)), strict=True))
+    for r in dead.tolist():  # a deleted row's id may now name a newer row: keep that one
+        if row_of.get(chunk_ids[r]) == r:
+            del row_of[chunk_ids[r]]
+    row_of.pop("", None)
+    c = [tuple(col) for col in columns]
+    return ChunkTable(c[0], c[1], c[2], c[3], c[4], c[5], c[6], row_of=row_of)
+
+
+def _columns(table: ChunkTable) -> tuple[tuple[Any, ...], ...]:
+    t = table
+    return (t.chunk_ids, t.doc_ids, t.starts, t.ends, t.n_tokens, t.texts, t.headers)
+
+
+def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    out: dict[int, tuple[Any, ...]] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        sql = f"SELECT {_COLUMNS} FROM chunks WHERE id IN ({','.join('?' * len(part))})"
+        out.update((r[0], tuple(r[1:])) for r in conn.execute(sql, part))
+    return out

@@ -1,0 +1,163 @@
+"""Integrity checks of an embedded index: what ``ctxselect verify`` runs.
+
+Each check returns problem lines (empty when it passes): SQLite's own integrity check;
+manifest counts and segment lists against the tables; every chunk's document exists and
+its offsets and text match the document's span; the segments' rows are exactly the live
+chunks (no orphan, none missing, none twice); every array is complete and consistent.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ctxselect.errors import CtxselectError, IndexLockedError
+from ctxselect.stores.embedded import files
+from ctxselect.stores.embedded.lock import WriterLock
+
+if TYPE_CHECKING:
+    from ctxselect.stores.embedded.sqlite import SQLiteStore
+
+_SHOW = 3
+_SPAN_SQL = """
+SELECT c.chunk_id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+WHERE c.start < 0 OR c."end" < c.start OR c."end" > length(d.text)
+   OR substr(d.text, c.start + 1, c."end" - c.start) != c.text
+LIMIT 3
+"""
+
+
+def _ids(rows: list[Any]) -> str:
+    return ", ".join(str(r[0]) for r in rows[:_SHOW])
+
+
+def _sqlite(store: SQLiteStore) -> list[str]:
+    found = store._conn.execute("PRAGMA integrity_check").fetchall()
+    if [tuple(r) for r in found] == [("ok",)]:
+        return []
+    return [f"SQLite integrity check failed: {found[0][0]}"]
+
+
+def _chunks(store: SQLiteStore) -> list[str]:
+    conn = store._conn
+    problems = []
+    orphans = conn.execute(
+        "SELECT chunk_id FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents) LIMIT 3"
+    ).fetchall()
+    if orphans:
+        problems.append(f"chunks without a document: {_ids(orphans)}")
+    spans = conn.execute(_SPAN_SQL).fetchall()
+    if spans:
+        problems.append(f"chunks whose offsets or text do not match the document: {_ids(spans)}")
+    return problems
+
+
+def _counts(store: SQLiteStore, manifest: Mapping[str, Any]) -> list[str]:
+    conn = store._conn
+    docs = int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+    n, tokens = conn.execute("SELECT count(*), coalesce(sum(n_tokens), 0) FROM chunks").fetchone()
+    actual = {"documents": docs, "chunks": int(n), "tokens": int(tokens)}
+    stored = manifest.get("counts")
+    if isinstance(stored, dict) and {k: stored.get(k) for k in actual} != actual:
+        return [f"manifest counts {stored} differ from the tables' {actual}"]
+    return []
+
+
+def _postings(name: str, arrays: Mapping[str, np.ndarray], n_rows: int) -> list[str]:
+    """Check one segment's raw postings: shapes, ranges, rows ascending within a term."""
+    missing = [k for k in ("vocab", "indptr", "rows", "tfs", "lengths") if k not in arrays]
+    if missing:
+        return [f"{name} lacks the arrays {', '.join(missing)}"]
+    vocab = bytes(np.asarray(arrays["vocab"], dtype=np.uint8))
+    n_terms = vocab.count(b"\n") + 1 if vocab else 0
+    indptr = np.asarray(arrays["indptr"], dtype=np.int64)
+    rows = np.asarray(arrays["rows"], dtype=np.int64)
+    ok = (
+        len(indptr) == n_terms + 1
+        and int(indptr[0]) == 0
+        and bool(np.all(np.diff(indptr) > 0))
+        and int(indptr[-1]) == len(rows) == len(arrays["tfs"])
+        and len(arrays["lengths"]) == n_rows
+        and (not len(rows) or (int(rows.min()) >= 0 and int(rows.max()) < n_rows))
+        and bool(np.all(np.asarray(arrays["tfs"]) >= 1))
+    )
+    if ok and "weights" in arrays:
+        ok = len(arrays["weights"]) == len(rows) and bool(np.isfinite(arrays["weights"]).all())
+    if ok and len(rows) > 1:
+        step = np.diff(rows)
+        step[indptr[1:-1] - 1] = 1  # a new term may start at any row
+        ok = bool(np.all(step > 0))
+    return [] if ok else [f"{name} postings are inconsistent (sizes, ranges or order)"]
+
+
+def _segments(store: SQLiteStore) -> list[str]:
+    """The segments' rows are exactly the live chunks, and every array is consistent."""
+    snap = store.snapshot(eager=False)
+    problems = []
+    rowids = snap.rowids
+    if len(np.unique(rowids)) != len(rowids):
+        problems.append("a chunk appears in two segment rows")
+    dead = {int(i) for (i,) in store._conn.execute("SELECT id FROM dead_rows")}
+    present = set(rowids.tolist())
+    if not dead <= present:
+        problems.append(f"{len(dead - present)} deleted rows are in no segment")
+    live = set(store.live_order().tolist())
+    if present - dead != live:
+        extra, lost = len(present - dead - live), len(live - (present - dead))
+        problems.append(f"segment rows and chunks differ: {extra} orphan rows, {lost} missing")
+    for mode, seg in snap.segments.items():
+        n_base = len(seg.base.get("lengths", ()))
+        problems += _postings(f"the {mode} base segment", seg.base, n_base)
+        if "weights" not in seg.base:
+            problems.append(f"the {mode} base segment lacks its weights")
+        for i, delta in enumerate(seg.deltas, 1):
+            problems += _postings(f"{mode} delta segment {i}", delta, len(delta.get("lengths", ())))
+    lacking = sorted(set(snap.manifest.get("modes") or []) - set(snap.segments))
+    if lacking:
+        problems.append(f"modes without a base segment: {', '.join(lacking)}")
+    return problems
+
+
+def _leftovers(store: SQLiteStore) -> tuple[list[str], list[str]]:
+    """Remove files of interrupted writes (only when no writer runs); report stray ones."""
+    try:
+        with WriterLock(store.folder):
+            return [], store.remove_orphans()
+    except IndexLockedError:
+        return [], []  # a writer is running: its new files are not leftovers yet
+
+
+def verify_store(store: SQLiteStore) -> tuple[list[str], list[str], list[str]]:
+    """Run every check; return (checks run, problems, leftover files removed)."""
+    checks: list[tuple[str, Callable[[], list[str]]]] = [
+        ("sqlite integrity", lambda: _sqlite(store)),
+        ("chunks and documents", lambda: _chunks(store)),
+    ]
+    done, problems = [], []
+    for name, check in checks:
+        try:
+            problems += check()
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"{name}: {exc}")
+        done.append(name)
+        if problems and name == "sqlite integrity":
+            return done, problems, []
+    try:
+        manifest = store.read_manifest()
+        done.append("counts")
+        problems += _counts(store, manifest)
+        done.append("segments")
+        if isinstance(manifest.get("base"), dict):
+            problems += _segments(store)
+        elif int((manifest.get("counts") or {}).get("chunks", 0)):
+            problems.append("the index holds chunks but no base segment")
+    except (CtxselectError, sqlite3.DatabaseError, OSError) as exc:
+        problems.append(f"segments: {exc}")
+    _, removed = _leftovers(store)
+    done.append("leftover files")
+    for path in (store.folder / files.ARRAYS_DIR).rglob("*.tmp"):
+        problems.append(f"stray temporary file {path}")
+    return done, problems, removed

@@ -1,0 +1,413 @@
+"""The facade's sweeping half: measure a grid of settings against one labeled set.
+
+``run_sweep`` crosses chunker × chunk size × mode × packer × budget on one corpus and
+one set of labels and writes a results folder: ``results.jsonl``, ``tables.txt``, PNG
+plots and ``report.html``. Its building blocks (budgeted selections scored against
+labels) serve ``experiments.evaluate_corpus`` too. Like :mod:`ctxselect.api`, this
+module composes stages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ctxselect import budget as _budget
+from ctxselect import chunk as _chunk
+from ctxselect import eval as _eval
+from ctxselect import ingest as _ingest
+from ctxselect import tokens as _tokens
+from ctxselect._require import require
+from ctxselect.api import names, retriever_for
+from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec
+from ctxselect.errors import InputError, UnknownNameError
+from ctxselect.eval import SweepGrid, SweepReport
+from ctxselect.retrieve.base import Retriever
+from ctxselect.types import Chunk, Document, Hit
+
+SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
+DEFAULT_EPSILON = _eval.DEFAULT_EPSILON
+DEFAULT_TURNS = _eval.DEFAULT_TURNS
+CACHED_FACTOR = _eval.CACHED_FACTOR
+# Tokenizers whose pre-tokenizer never joins a newline to the non-space character after
+# it (budget/render.py relies on the same property): counts add up across such breaks.
+_LINE_ADDITIVE = frozenset({"cl100k"})
+_LINE_START = re.compile(r"\n(?=\S)")
+_MEMO_MAX = 1_000_000
+
+
+class MemoCounter:
+    """Count tokens through another counter, once per distinct text.
+
+    A sweep packs the same ranked chunks again for every budget and packer; counting
+    each framed piece once makes that cheap. For tokenizers in ``_LINE_ADDITIVE`` a text
+    is cut where a line starts with a non-space character and the parts are counted (and
+    remembered) apart: exact for them, and merged pieces reuse their chunks' counts. A
+    test checks that selections equal those made with the plain counter.
+    """
+
+    def __init__(self, tokenizer: str) -> None:
+        self.counter = _tokens.get_counter(tokenizer)
+        self.split = tokenizer in _LINE_ADDITIVE
+        self.memo: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens ``text`` encodes to in the tokenizer."""
+        if not self.split:
+            return self._one(text)
+        total, start = 0, 0
+        for match in _LINE_START.finditer(text):
+            total += self._one(text[start : match.end()])
+            start = match.end()
+        return total + self._one(text[start:])
+
+    def _one(self, text: str) -> int:
+        tokens = self.memo.get(text)
+        if tokens is None:
+            if len(self.memo) >= _MEMO_MAX:
+                self.memo.clear()
+            tokens = int(self.counter.count(text))
+            self.memo[text] = tokens
+        return tokens
+
+
+def selection_depth(budget: int, n_tokens: Sequence[int]) -> int:
+    """Ranked chunks considered for ``budget``, as ``Index.select`` considers them.
+
+    Enough chunks of the mean size to fill the budget three times over, at least 50.
+    """
+    mean = max(1.0, sum(n_tokens) / len(n_tokens)) if n_tokens else 1.0
+    return max(50, int(3 * budget / mean) + 1)
+
+
+def measure_budgets(
+    hits: Mapping[str, Sequence[Hit]],
+    labels: _eval.Labels,
+    settings: Sequence[tuple[str, int]],
+    *,
+    counter: MemoCounter,
+    n_tokens: Sequence[int],
+    span_text: Callable[[str, int, int], str],
+    format: str,
+) -> dict[tuple[str, int], dict[str, dict[str, float]]]:
+    """Select under each (packer, budget) for every query and score the selections.
+
+    Selections are made as ``ctxselect select`` makes them: the ``selection_depth`` best
+    hits, the registered packer, framing counted in the tokenizer.
+
+    Returns:
+        (packer, budget) -> qid -> {``recall@Bt``: ..., ...} for every query in ``hits``.
+    """
+    packers = {
+        name: _budget.make_packer(name, counter, format=format, span_text=span_text)
+        for name in dict.fromkeys(p for p, _ in settings)
+    }
+    depths = {b: selection_depth(b, n_tokens) for _, b in settings}
+    out: dict[tuple[str, int], dict[str, dict[str, float]]] = {s: {} for s in settings}
+    for qid, ranked in hits.items():
+        for packer, budget in settings:
+            selection = packers[packer].pack(ranked[: depths[budget]], budget)
+            values = _eval.score_selection(selection, labels, qid)
+            names_at = _eval.budget_metric_names(budget)
+            out[(packer, budget)][qid] = {
+                n: values[m] for n, m in zip(names_at, _eval.BUDGET_METRICS, strict=True)
+            }
+    return out
+
+
+def dataset_name(corpus: str | os.PathLike[str]) -> str:
+    """Name a dataset after its folder (``.../scifact/corpus.jsonl`` -> ``scifact``)."""
+    path = Path(corpus).resolve()
+    return path.parent.name if path.is_file() else path.name
+
+
+def default_sweep_dir(corpus: str | os.PathLike[str]) -> str:
+    """A results folder per corpus under ``./.ctxselect/sweeps``, so re-runs reuse it."""
+    resolved = str(Path(corpus).resolve())
+    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
+    return os.path.join(DEFAULT_INDEX_DIR, "sweeps", f"{dataset_name(corpus)}-{digest}")
+
+
+def sweep_grid(
+    grid_file: str | os.PathLike[str] | None = None,
+    *,
+    chunkers: Sequence[str] | str | None = None,
+    sizes: Sequence[str] = (),
+    modes: Sequence[str] | str | None = None,
+    packers: Sequence[str] | str | None = None,
+    budgets: Sequence[int] | None = None,
+    tokenizer: str | None = None,
+    format: str | None = None,
+) -> SweepGrid:
+    """Build a grid from a TOML file and flags (flags win, key by key).
+
+    ``sizes`` holds flag values such as ``"128,256"`` (every chunker) or
+    ``"paragraph:800,1600"`` (one chunker). Names are checked against the registries.
+
+    Raises:
+        InputError: The grid file is missing or not TOML.
+        ConfigError, UnknownNameError: A value or name is invalid.
+    """
+    grid = _eval.make_grid(
+        _eval.read_grid_file(grid_file) if grid_file else None,
+        chunkers=chunkers,
+        sizes=_eval.parse_size_flags(sizes) if sizes else None,
+        modes=modes,
+        packers=packers,
+        budgets=budgets or None,
+        tokenizer=tokenizer,
+        format=format,
+    )
+    _check_grid(grid)
+    return grid
+
+
+def _check_grid(grid: SweepGrid) -> None:
+    for kind, values in [
+        ("chunker", grid.chunkers),
+        ("mode", grid.modes),
+        ("packer", grid.packers),
+        ("tokenizer", [grid.tokenizer]),
+        ("format", [grid.format]),
+    ]:
+        valid = names(kind)
+        for value in values:
+            if value not in valid:
+                raise UnknownNameError(kind, value, valid)
+
+
+class _Sweep:
+    """One sweep's fixed context: the documents, the labels and the result book."""
+
+    def __init__(
+        self,
+        book: _eval.ResultBook,
+        metrics: tuple[str, ...],
+        bm25: BM25Params,
+        labeled: _eval.LabeledSet,
+        documents: Sequence[Document],
+    ) -> None:
+        self.book, self.metrics, self.bm25, self.labeled = book, metrics, bm25, labeled
+        self.documents = {d.doc_id: d for d in documents}
+        self.texts = {d.doc_id: d.text for d in documents}
+
+    def chunks(self, chunker: str, size: int) -> list[Chunk]:
+        """Chunk every document once for (chunker, size)."""
+        spec = ChunkSpec(chunker=chunker, size=size, tokenizer=self.book.grid.tokenizer)
+        make = _chunk.make_chunker(spec)
+        return [c for doc_id in sorted(self.documents) for c in make.chunk(self.documents[doc_id])]
+
+    def ranking_rows(
+        self, retriever: Retriever, chunks: Sequence[Chunk], setting: tuple[str, int, str]
+    ) -> list[_eval.ResultRow]:
+        """Measure the ranking metrics and chunk statistics of one (chunker, size, mode)."""
+        queries, labels = self.labeled.queries, self.labeled.labels
+        depth = max(spec.k for spec in _eval.parse_metrics(self.metrics))
+        top3 = retriever.search_many(queries, 3)
+        if self.book.level == "doc":
+            ranked = _eval.rank_documents(retriever.search_many, queries, depth)
+            run = _eval.collapse_to_docs(ranked)
+            qrels = labels.qrels
+        else:
+            hits = retriever.search_many(queries, depth)
+            run = {q: {h.chunk_id: h.score for h in hs} for q, hs in hits.items()}
+            columns = zip(*((c.chunk_id, c.doc_id, c.start, c.end) for c in chunks), strict=True)
+            qrels = labels.chunk_qrels(*columns)
+        report = _eval.evaluate(run, qrels, list(self.metrics))
+        values = dict(report.mean)
+        values[_eval.MEAN_CHUNK_TOKENS] = sum(c.n_tokens for c in chunks) / max(1, len(chunks))
+        top3_tokens = [sum(h.n_tokens for h in hs[:3]) for hs in top3.values()]
+        values[_eval.TOP3_TOKENS] = sum(top3_tokens) / max(1, len(top3_tokens))
+        full = (*setting, None, None)
+        return [self.book.row(full, m, v, report.n_queries, len(chunks)) for m, v in values.items()]
+
+    def budget_rows(
+        self,
+        retriever: Retriever,
+        chunks: Sequence[Chunk],
+        setting: tuple[str, int, str],
+        todo: Sequence[tuple[str, int]],
+    ) -> list[_eval.ResultRow]:
+        """Measure the budget metrics of (chunker, size, mode) for each (packer, budget)."""
+        queries = self.labeled.queries
+        n_tokens = [c.n_tokens for c in chunks]
+        hits = retriever.search_many(queries, selection_depth(max(b for _, b in todo), n_tokens))
+        measured = measure_budgets(
+            hits,
+            self.labeled.labels,
+            todo,
+            counter=MemoCounter(self.book.grid.tokenizer),
+            n_tokens=n_tokens,
+            span_text=lambda d, s, e: self.texts[d][s:e],
+            format=self.book.grid.format,
+        )
+        rows = []
+        for (packer, budget), per_query in measured.items():
+            for name in _eval.budget_metric_names(budget):
+                mean = sum(values[name] for values in per_query.values()) / len(queries)
+                full = (*setting, packer, budget)
+                rows.append(self.book.row(full, name, mean, len(queries), len(chunks)))
+        return rows
+
+    def summarize(
+        self,
+        folder: Path,
+        inputs: tuple[object, object],
+        settings: tuple[float, int, float],
+        counts: tuple[int, int, float],
+    ) -> SweepReport:
+        """Build the report from the rows of this grid in ``folder/results.jsonl``."""
+        book, labeled, grid = self.book, self.labeled, self.book.grid
+        epsilon, turns, cache_factor = settings
+        wanted = {book.key(s) for s in book.settings()}
+        rows = [r for r in _eval.read_results(folder / _eval.RESULTS_FILE) if r.key in wanted]
+        curves = _eval.curves(rows, grid, epsilon)
+        best, knee = _eval.recommend(curves, epsilon)
+        return SweepReport(
+            dataset=book.dataset,
+            corpus=str(inputs[0]),
+            queries_file=str(inputs[1]),
+            labels_file=labeled.labels_file,
+            label_kind=labeled.labels.kind,
+            level=book.level,
+            documents=book.documents,
+            n_queries=len(labeled.queries),
+            excluded_no_relevant=labeled.excluded_no_relevant,
+            unknown_queries=labeled.unknown_queries,
+            unknown_docs=labeled.unknown_docs,
+            spans_beyond_text=labeled.spans_beyond_text,
+            grid=grid,
+            metrics=self.metrics,
+            epsilon=epsilon,
+            turns=turns,
+            cache_factor=cache_factor,
+            sizes=tuple(_eval.size_points(rows, grid, self.metrics)),
+            curves=tuple(curves),
+            recommended_configuration=best,
+            recommended=knee,
+            costs=tuple(_eval.cost_table(grid.budgets, knee.budget, turns, cache_factor)),
+            uncached=tuple(_eval.cost_table(grid.budgets, knee.budget, turns, 1.0)),
+            out=str(folder),
+            files=(),
+            computed=counts[0],
+            reused=counts[1],
+            seconds=round(counts[2], 2),
+        )
+
+    def measure(self, results: Path, progress: bool) -> tuple[int, int]:
+        """Measure what ``results`` lacks, appending rows per setting; (computed, reused)."""
+        from tqdm import tqdm
+
+        done = {(r.key, r.metric) for r in _eval.read_results(results)}
+        plan = self.book.plan((*self.metrics, *_eval.CHUNK_STATS), done)
+        pending = [(s, p) for s, p in plan.items() if p[0] or p[1]]
+        computed = 0
+        with tqdm(total=len(pending), desc="sweep", unit="setting", disable=not progress) as bar:
+            chunked: tuple[tuple[str, int], list[Chunk]] | None = None
+            for setting, (ranking, todo) in pending:
+                if chunked is None or chunked[0] != setting[:2]:  # once per (chunker, size)
+                    chunked = (setting[:2], self.chunks(setting[0], setting[1]))
+                chunks = chunked[1]
+                retriever = retriever_for(chunks, setting[2], self.bm25)  # once per mode
+                rows = self.ranking_rows(retriever, chunks, setting) if ranking else []
+                if todo:
+                    rows += self.budget_rows(retriever, chunks, setting, todo)
+                _eval.append_results(results, rows)
+                computed += int(ranking) + len(todo)
+                bar.update(1)
+        return computed, len(self.book.settings()) - computed
+
+
+def run_sweep(
+    corpus: str | os.PathLike[str],
+    queries: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    spans: str | os.PathLike[str] | None = None,
+    grid: SweepGrid | None = None,
+    out: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    level: str = "doc",
+    metrics: Sequence[str] | str = SWEEP_METRICS,
+    epsilon: float = DEFAULT_EPSILON,
+    turns: int = DEFAULT_TURNS,
+    cache_factor: float = CACHED_FACTOR,
+    bm25: BM25Params | None = None,
+    plots: bool = True,
+    progress: bool = False,
+) -> SweepReport:
+    """Sweep chunker × size × mode × packer × budget on one labeled set; write a report.
+
+    Each (chunker, size) is chunked once and each mode built once, in memory, and reused
+    for every packer and budget. Rows already in ``out/results.jsonl`` with the same
+    configuration key (settings plus the content hashes of corpus and labels) are reused,
+    not measured again, so re-running with an extra grid value measures only what is new.
+
+    Args:
+        corpus: A folder, files, a BEIR ``corpus.jsonl`` or BEIR dataset folder.
+        queries: BEIR ``queries.jsonl`` (with ``qrels`` or ``spans``) or lab JSONL.
+        qrels: BEIR or TREC qrels. spans: Span labels JSONL.
+        grid: The settings to cross (default ``SweepGrid()``).
+        out: Results folder (default one per corpus under ``./.ctxselect/sweeps``).
+        name: The dataset's name in the report (default: the corpus folder's name).
+        level: ``doc`` (chunk rankings collapsed to documents) or ``chunk``.
+        metrics: Ranking metrics (``name@k``); ``hit@1`` is the lab's top-1 correct.
+        epsilon: Knee tolerance (absolute recall). turns, cache_factor: the cost table's.
+        bm25: BM25 settings. plots: Draw PNG plots (needs ``ctxselect[plot]``).
+        progress: A progress bar on stderr.
+
+    Raises:
+        UnknownNameError: A grid name is not registered.
+        ConfigError: A setting is invalid. InputError: An input file is malformed.
+        MissingExtraError: ``plots`` without matplotlib installed.
+    """
+    started = time.perf_counter()
+    grid = grid or SweepGrid()
+    _check_grid(grid)
+    _eval.check_level(level)
+    epsilon = _eval.check_epsilon(epsilon)
+    _eval.session_cost(0, turns, cache_factor)  # validates turns and cache factor now
+    ranking = _eval.ranking_metric_names(metrics)
+    if plots:
+        require("matplotlib.figure", extra="plot", feature="sweep plots")
+    documents = _ingest.load_paths([corpus], progress=progress).documents
+    if not documents:
+        raise InputError(f"{corpus} holds no document to sweep")
+    by_id = {d.doc_id: d for d in documents}
+    labeled = _eval.load_labeled_set(
+        queries, qrels, spans, by_id.keys(), lambda d: len(by_id[d].text)
+    )
+    bm25 = bm25 or BM25Params()
+    book = _eval.ResultBook(
+        dataset=name or dataset_name(corpus),
+        grid=grid,
+        level=level,
+        documents=len(documents),
+        corpus_hash=_eval.corpus_hash(documents),
+        labels_hash=labeled.content_hash(),
+        extra={"bm25": dataclasses.asdict(bm25)},
+    )
+    folder = Path(out or default_sweep_dir(corpus))
+    folder.mkdir(parents=True, exist_ok=True)
+    sweep = _Sweep(book, ranking, bm25, labeled, documents)
+    computed, reused = sweep.measure(folder / _eval.RESULTS_FILE, progress)
+    report = sweep.summarize(
+        folder,
+        (corpus, queries),
+        (epsilon, turns, cache_factor),
+        (computed, reused, time.perf_counter() - started),
+    )
+    images = {}
+    if plots:
+        images = _eval.sweep_plots(report.curves, report.sizes, ranking, book.dataset)
+    return _eval.write_sweep_files(report, folder, images)
+
+
+def sweep_tables(report: SweepReport) -> str:
+    """The sweep's tables in the lab's layout (what ``tables.txt`` holds)."""
+    return _eval.sweep_tables(report)

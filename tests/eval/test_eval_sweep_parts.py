@@ -1,0 +1,239 @@
+"""Sweep parts without a corpus: grid files, results rows and keys, summaries, reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval import (
+    CHUNK_STATS,
+    DEFAULT_BUDGETS,
+    ResultBook,
+    SweepGrid,
+    append_results,
+    budget_metric_names,
+    cost_table,
+    curves,
+    make_grid,
+    parse_size_flags,
+    read_grid_file,
+    read_results,
+    recommend,
+    render_html,
+    size_points,
+    sweep_tables,
+)
+from ctxselect.eval.summary import SweepReport
+
+GRID_TOML = """
+chunkers = ["tokens", "paragraph"]
+modes = ["bm25", "tfidf"]
+budgets = [2000, 500, 1000]
+
+[sizes]
+tokens = [256, 128]
+paragraph = [800]
+"""
+
+
+def test_grid_file_with_per_chunker_sizes(tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(GRID_TOML, encoding="utf-8")
+    grid = make_grid(read_grid_file(path))
+    assert grid.chunkers == ("tokens", "paragraph") and grid.modes == ("bm25", "tfidf")
+    assert grid.budgets == (500, 1000, 2000)  # sorted
+    assert grid.chunkings() == [("tokens", 128), ("tokens", 256), ("paragraph", 800)]
+    assert grid.packers == ("skip",) and grid.tokenizer == "cl100k"
+    assert grid.n_configurations() == 3 * 2 * 1 * 3
+
+
+def test_flags_override_the_file_key_by_key(tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(GRID_TOML, encoding="utf-8")
+    grid = make_grid(read_grid_file(path), modes="bm25", sizes=parse_size_flags(["512"]))
+    assert grid.modes == ("bm25",)
+    assert grid.sizes_of("tokens") == (512,) and grid.sizes_of("paragraph") == (512,)
+    one = make_grid(read_grid_file(path), sizes=parse_size_flags(["paragraph:1600,3200"]))
+    assert one.sizes_of("paragraph") == (1600, 3200) and one.sizes_of("tokens") == (128, 256)
+
+
+def test_defaults_and_flag_sizes():
+    grid = make_grid(None, chunkers="tokens,paragraph")
+    assert grid.budgets == DEFAULT_BUDGETS
+    assert grid.sizes_of("tokens") == (128, 256, 512)
+    assert grid.sizes_of("paragraph") == (800, 1600, 3200)  # characters
+    assert parse_size_flags(["128,256", "paragraph:400"]) == {None: (128, 256), "paragraph": (400,)}
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ("budgets = \n", InputError, "not valid TOML.*line 1"),
+        ("colour = 'red'\n", ConfigError, "unknown key.*colour.*valid keys are chunkers"),
+        ("budgets = [0, 500]\n", ConfigError, "budgets must hold numbers >= 1"),
+        ("budgets = ['a']\n", ConfigError, "budgets must be a list of whole numbers"),
+        ("chunkers = []\n", ConfigError, "chunkers is empty"),
+        ("[sizes]\nmarkdown = [100]\n", ConfigError, "sizes given for chunker.*markdown"),
+        ("tokenizer = 'a,b'\n", ConfigError, "tokenizer must be one name"),
+    ],
+)
+def test_grid_file_errors_name_the_file(tmp_path, text, error, message):
+    path = tmp_path / "grid.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(error, match=message) as caught:
+        make_grid(read_grid_file(path))
+    assert str(path) in str(caught.value)
+
+
+def test_missing_grid_file_and_bad_size_flags(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        read_grid_file(tmp_path / "none.toml")
+    with pytest.raises(ConfigError, match="whole numbers"):
+        parse_size_flags(["tokens:12x"])
+
+
+# --- results rows, keys and reuse ---
+
+GRID = SweepGrid(chunkers=("tokens",), sizes={"tokens": (128, 256)}, budgets=(500, 1000, 2000))
+METRICS = ("hit@1", "ndcg@10")
+
+
+def book(labels_hash: str = "L") -> ResultBook:
+    return ResultBook("toy", GRID, "doc", 10, "C", labels_hash, {"bm25": {"k1": 1.5}})
+
+
+def recall(size: int, budget: int) -> float:
+    """A toy curve: larger chunks and budgets answer more, up to a plateau."""
+    return min(0.9, 0.3 + budget / 4000 + size / 2560)
+
+
+def all_rows(rb: ResultBook) -> list:
+    rows = []
+    for chunker, size, mode, packer, budget in rb.settings():
+        setting = (chunker, size, mode, packer, budget)
+        if budget is None:
+            values = {
+                "hit@1": 0.5,
+                "ndcg@10": size / 1000,
+                CHUNK_STATS[0]: size * 0.8,
+                CHUNK_STATS[1]: size * 2.4,
+            }
+        else:
+            r = recall(size, budget)
+            values = dict(
+                zip(budget_metric_names(budget), (r, 0.5, budget * 0.9, 3.0), strict=True)
+            )
+        rows += [rb.row(setting, m, v, 20, 40) for m, v in values.items()]
+    return rows
+
+
+def test_keys_change_with_settings_and_content():
+    rb = book()
+    setting = ("tokens", 128, "bm25", "skip", 500)
+    assert rb.key(setting) == book().key(setting)
+    assert rb.key(setting) != book("other labels").key(setting)
+    assert rb.key(setting) != rb.key(("tokens", 128, "bm25", "skip", 1000))
+    assert rb.key(("tokens", 128, "bm25", None, None)) != rb.key(setting)
+
+
+def test_results_round_trip_and_plan_skips_what_is_done(tmp_path):
+    rb, path = book(), tmp_path / "results.jsonl"
+    names = (*METRICS, *CHUNK_STATS)
+    plan = rb.plan(names, set())
+    assert plan[("tokens", 128, "bm25")] == (True, [("skip", 500), ("skip", 1000), ("skip", 2000)])
+    rows = all_rows(rb)
+    append_results(path, rows[:5])
+    append_results(path, rows[5:])
+    assert read_results(path) == rows
+    done = {(r.key, r.metric) for r in read_results(path)}
+    assert all(p == (False, []) for p in rb.plan(names, done).values())
+    partial = {d for d in done if d[1] != "recall@1000t"}
+    assert rb.plan(names, partial)[("tokens", 256, "bm25")] == (False, [("skip", 1000)])
+    assert rb.plan((*names, "mrr@10"), done)[("tokens", 128, "bm25")] == (True, [])
+
+
+def test_malformed_results_lines_name_file_and_line(tmp_path):
+    path = tmp_path / "results.jsonl"
+    append_results(path, all_rows(book())[:1])
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"key": "k"}) + "\n")
+    with pytest.raises(InputError, match=rf"{path}:2: expected a JSON object with the keys"):
+        read_results(path)
+    assert read_results(tmp_path / "absent.jsonl") == []
+
+
+# --- summaries and reports ---
+
+
+def toy_report(tmp_path) -> SweepReport:
+    rows = all_rows(book())
+    found = curves(rows, GRID, 0.01)
+    best, knee = recommend(found, 0.01)
+    return SweepReport(
+        dataset="toy",
+        corpus="c",
+        queries_file="q.jsonl",
+        labels_file="qrels.tsv",
+        label_kind="documents",
+        level="doc",
+        documents=10,
+        n_queries=20,
+        excluded_no_relevant=1,
+        unknown_queries=2,
+        unknown_docs=3,
+        spans_beyond_text=0,
+        grid=GRID,
+        metrics=METRICS,
+        epsilon=0.01,
+        turns=10,
+        cache_factor=0.1,
+        sizes=tuple(size_points(rows, GRID, METRICS)),
+        curves=tuple(found),
+        recommended_configuration=best,
+        recommended=knee,
+        costs=tuple(cost_table(GRID.budgets, knee.budget, 10, 0.1)),
+        uncached=tuple(cost_table(GRID.budgets, knee.budget, 10, 1.0)),
+        out=str(tmp_path),
+        files=(),
+        computed=8,
+        reused=0,
+        seconds=1.0,
+    )
+
+
+def test_curves_knees_and_marginal_recall_from_rows(tmp_path):
+    report = toy_report(tmp_path)
+    small, large = report.curves
+    assert small.label == "tokens-128/bm25/skip"
+    assert [p.recall for p in small.points] == [recall(128, b) for b in (500, 1000, 2000)]
+    assert small.points[0].per_1k_tokens is None
+    assert small.points[1].per_1k_tokens == pytest.approx(0.25)  # 0.125 over 500 tokens
+    assert large.knee.budget == 2000 and large.knee.best_recall == pytest.approx(0.9)
+    assert report.recommended_configuration == "tokens-256/bm25/skip"
+    assert report.sizes[0].cells()[4] == "10/20"  # hit@1 shown as top-1 correct
+
+
+def test_tables_are_in_the_lab_layout(tmp_path):
+    text = sweep_tables(toy_report(tmp_path))
+    assert "top-1 correct" in text and "answer in context" in text and "recall/1k tok" in text
+    assert "Recommended budget: 2000 tokens" in text and "1 queries without" in text
+    assert "surplus over knee" in text and "without a prompt cache (c = 1)" in text
+
+
+def test_html_report_is_self_contained(tmp_path):
+    report = toy_report(tmp_path)
+    page = render_html(report, {"recall_vs_budget.png": b"\x89PNG fake"})
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64,iVBOR" in page
+    assert 'src="http' not in page and "<link" not in page and "<script" not in page
+    for needed in (
+        "Knee per configuration",
+        "recall/1k tok",
+        "toy",
+        "Cost of re-sent tokens",
+        "smallest budget whose recall@Bt is within ε",
+        "2 ",
+        "cl100k",
+    ):
+        assert needed in page

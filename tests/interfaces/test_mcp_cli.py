@@ -1,0 +1,55 @@
+"""`ctxselect mcp` start-up: a bad index or library fails before serving; --json lists tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from ctxselect.interfaces.cli import agent  # noqa: F401  (registers the commands)
+from ctxselect.interfaces.cli.main import cli
+from test_sessions_helpers import build
+
+
+def _mcp(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, ["mcp", *args], env=env)
+
+
+def test_missing_index_fails_before_serving(tmp_path):
+    # stdin is a pipe the child never reads: had it started serving, it would block.
+    result = subprocess.run(
+        [sys.executable, "-m", "ctxselect", "mcp", "--index", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.PIPE,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: no index at {tmp_path / 'none'}")
+
+
+def test_damaged_index_and_bad_library_fail_before_serving(tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "index.sqlite").write_bytes(b"garbage" * 500)
+    damaged = _mcp("--index", str(tmp_path / "bad"))
+    assert damaged.exit_code == 1 and "is not a readable ctxselect index" in damaged.stderr
+    _, folder = build(tmp_path)
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"input": "a", "output": "b"}\n{"input": "a"}\n', encoding="utf-8")
+    bad = _mcp("--index", folder, "--examples", str(library))
+    assert bad.exit_code == 1 and f"{library}:2: 'output' is missing" in bad.stderr
+    tiny = _mcp("--index", folder, "--max-result-tokens", "10")
+    assert tiny.exit_code == 1 and "at least 1000" in tiny.stderr
+
+
+def test_json_lists_the_tools_with_the_cap_from_the_environment(tmp_path):
+    _, folder = build(tmp_path)
+    result = _mcp("--index", folder, "--allow-write", "--json",
+                  env={"CTXSELECT_MCP_MAX_TOKENS": "4000"})  # fmt: skip
+    tools = {t["name"]: t for t in json.loads(result.stdout)}
+    assert {"select_context", "add_documents", "reindex"} <= set(tools)
+    assert tools["select_context"]["inputSchema"]["properties"]["budget"]["maximum"] == 4000
+    assert tools["select_context"]["annotations"]["readOnlyHint"] is True

@@ -1,0 +1,284 @@
+"""The MCP server in process: every tool's schema, results, errors, sessions, cap, safety."""
+
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from ctxselect import api, sessions
+from ctxselect.errors import ConfigError
+from ctxselect.examples import ExampleLibrary
+from ctxselect.interfaces.cli import agent, commands  # noqa: F401  (registers the commands)
+from ctxselect.interfaces.cli.main import cli
+from ctxselect.interfaces.mcp_server import build_server, session_key
+from ctxselect.tokens import get_counter
+from test_sessions_helpers import FIRST, SECOND, build
+
+READ_TOOLS = {"select_context", "search", "get_chunk", "get_document", "explain", "index_info"}
+COUNT = get_counter("cl100k").count
+
+
+@pytest.fixture
+def corpus_index(tmp_path):
+    return build(tmp_path)
+
+
+@pytest.fixture
+def library(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    rows = [("How big should the cache be?", "A tenth of the memory."),
+            ("How often are requests retried?", "Five times at most."),
+            ("Where does the Linux service log?", "To the journal.")]  # fmt: skip
+    path.write_text("".join(json.dumps({"input": i, "output": o}) + "\n" for i, o in rows))
+    return ExampleLibrary.load(path)
+
+
+def server_for(folder, **options):
+    return build_server(api.open_index(folder), **options)
+
+
+def run(server, scenario):
+    """Connect one in-process client to ``server`` and run ``scenario(client)``."""
+
+    async def main():
+        async with Client(server) as client:
+            return await scenario(client)
+
+    return anyio.run(main)
+
+
+async def call(client, name, **arguments):
+    result = await client.call_tool(name, arguments)
+    if result.is_error:
+        return result.content[0].text
+    text = result.content[0].text
+    assert json.loads(text) == result.structured_content  # text block = structured output
+    return result.structured_content | {"_text": text}
+
+
+def test_tools_and_their_schemas(corpus_index, library):
+    async def scenario(client):
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run(server_for(corpus_index[1], max_result_tokens=5000), scenario)}
+    assert set(tools) == READ_TOOLS
+    select = tools["select_context"].input_schema["properties"]
+    assert select["budget"].items() >= {"minimum": 100, "maximum": 5000, "default": 2000}.items()
+    assert select["query"]["maxLength"] == sessions.MAX_QUERY_CHARS
+    assert select["detail"]["enum"] == ["snippets", "full", "ids"]
+    assert (
+        tools["search"].input_schema["properties"]["k"].items()
+        >= {"minimum": 1, "maximum": 50}.items()
+    )
+    for tool in tools.values():
+        assert tool.description and tool.annotations.read_only_hint is True
+        assert all(p.get("description") for p in tool.input_schema["properties"].values())
+        assert tool.output_schema["type"] == "object"
+    out = tools["select_context"].output_schema["properties"]
+    assert {"tokens_used", "tokens_saved", "session_tokens", "result_tokens", "dropped"} <= set(out)
+    full = server_for(corpus_index[1], library=library, allow_write=True)
+    names = {t.name: t for t in run(full, scenario)}
+    assert set(names) == READ_TOOLS | {"select_examples", "add_documents", "reindex"}
+    assert names["add_documents"].annotations.read_only_hint is False
+
+
+def test_select_context_twice_sends_references_the_second_time(corpus_index):
+    async def scenario(client):
+        first = await call(client, "select_context", query=FIRST, budget=300)
+        second = await call(client, "select_context", query=SECOND, budget=300)
+        return first, second
+
+    first, second = run(server_for(corpus_index[1]), scenario)
+    sent_first = {c for p in first["pieces"] for c in p["chunk_ids"]}
+    assert first["references"] == [] and first["pieces"]
+    assert {r["chunk_id"] for r in second["references"]} <= sent_first
+    assert second["references"] and second["tokens_saved"] > 0
+    assert not {c for p in second["pieces"] for c in p["chunk_ids"]} & sent_first
+    for result in (first, second):
+        assert result["result_tokens"] == COUNT(result["_text"])  # what the client got
+        assert result["tokens_used"] <= result["budget"]
+    assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
+
+
+def test_each_connection_is_its_own_session(corpus_index):
+    server = server_for(corpus_index[1])
+
+    async def scenario(client):
+        return await call(client, "select_context", query=FIRST, budget=300)
+
+    assert run(server, scenario)["references"] == []
+    assert run(server, scenario)["references"] == []  # a new connection starts afresh
+
+
+def test_refresh_and_ids(corpus_index):
+    async def scenario(client):
+        plan = await call(client, "select_context", query=FIRST, budget=300, detail="ids")
+        sent = await call(client, "select_context", query=FIRST, budget=300)
+        again = await call(client, "select_context", query=FIRST, budget=300, refresh=True)
+        return plan, sent, again
+
+    plan, sent, again = run(server_for(corpus_index[1]), scenario)
+    assert all(p["text"] == "" for p in plan["pieces"]) and sent["references"] == []
+    assert again["references"] == [] and again["pieces"] == sent["pieces"]
+
+
+def test_read_tools_results(corpus_index):
+    async def scenario(client):
+        return (
+            await call(client, "search", query="cache eviction", k=2),
+            await call(client, "get_chunk", chunk_id="cache.md#0"),
+            await call(client, "get_document", doc_id="retry.md", start=10, end=60),
+            await call(client, "explain", query="cache eviction", chunk_id="cache.md#0"),
+            await call(client, "index_info"),
+        )
+
+    search, chunk, span, explanation, info = run(server_for(corpus_index[1]), scenario)
+    assert [h["rank"] for h in search["hits"]] == [1, 2] and search["hits"][0]["text"]
+    assert chunk["chunk_ids"] == ["cache.md#0"] and chunk["text"].startswith("# Cache")
+    assert (span["start"], span["end"], len(span["text"])) == (10, 60, 50)
+    total = sum(t["contribution"] for t in explanation["terms"])
+    assert total == pytest.approx(explanation["score"], rel=1e-6)
+    assert info["documents"] == 3 and "bm25" in info["modes"]
+
+
+def _cli_error(folder, *args):
+    result = CliRunner().invoke(cli, [*args, "--index", folder])
+    assert result.exit_code == 1
+    return result.stderr.removeprefix("error: ").strip()
+
+
+def test_errors_carry_the_cli_message(corpus_index):
+    folder = corpus_index[1]
+
+    async def scenario(client):
+        return (
+            await call(client, "explain", query="cache", chunk_id="nope#0"),
+            await call(client, "search", query="cache", mode="nope"),
+            await call(client, "select_context", query="cache", budget=5),
+            await call(client, "select_context", query="x" * 2001),
+            await call(client, "get_chunk", chunk_id="nope#1"),
+            await call(client, "get_document", doc_id="../etc/passwd"),
+        )
+
+    explain, mode, budget, long_query, chunk, escape = run(server_for(folder), scenario)
+    assert explain.startswith("Error executing tool explain: ")
+    assert explain.endswith(_cli_error(folder, "explain", "cache", "--chunk-id", "nope#0"))
+    assert mode.endswith(_cli_error(folder, "search", "cache", "--mode", "nope"))
+    for text, check in [(budget, lambda: sessions.check_budget(5, 20_000)),
+                        (long_query, lambda: sessions.check_query("x" * 2001))]:  # fmt: skip
+        with pytest.raises(ConfigError) as facade:
+            check()
+        assert text.endswith(str(facade.value))
+    assert "no chunk 'nope#1'" in chunk and "'../etc/passwd' is refused" in escape
+
+
+def _many_notes(tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(40):
+        text = f"# Note {i}\n\n" + f"The agent cache note {i} says the cache holds entries. " * 12
+        (root / f"n{i:02d}.md").write_text(text, encoding="utf-8")
+    (root / "long.md").write_text("# Long\n\n" + "cache word " * 8000, encoding="utf-8")
+    api.index_paths([root], tmp_path / "mix")
+    return tmp_path / "mix"
+
+
+def test_no_result_exceeds_the_cap(tmp_path):
+    server = server_for(_many_notes(tmp_path), max_result_tokens=1000)
+
+    async def scenario(client):
+        return (
+            await call(client, "select_context", query="agent cache entries", budget=1000),
+            await call(client, "search", query="cache note", k=50),
+            await call(client, "get_document", doc_id="long.md"),
+            await call(client, "select_context", query="cache", budget=1001),
+        )
+
+    select, search, document, over = run(server, scenario)
+    for result in (select, search, document):
+        assert COUNT(result["_text"]) == result["result_tokens"] <= 1000
+    assert document["truncated"] and document["next_start"] == document["end"]
+    assert "above the result cap of 1000 tokens" in over
+
+
+def test_examples_tool(corpus_index, library):
+    server = server_for(corpus_index[1], library=library, max_result_tokens=2000)
+
+    async def scenario(client):
+        ok = await call(client, "select_examples", input="how large a cache?", budget=60, k=2)
+        too_big = await call(client, "select_examples", input="cache", budget=2001)
+        return ok, too_big
+
+    ok, too_big = run(server, scenario)
+    assert ok["examples"][-1]["input"] == "How big should the cache be?"
+    assert ok["tokens_used"] <= 60 and "above the result cap of 2000 tokens" in too_big
+
+
+def test_write_tools_exist_only_when_allowed(corpus_index):
+    async def scenario(client):
+        return await client.call_tool("reindex", {})
+
+    result = run(server_for(corpus_index[1]), scenario)
+    assert result.is_error and "reindex" in result.content[0].text
+
+
+def test_add_documents_and_reindex(corpus_index):
+    corpus, folder = corpus_index
+    (corpus / "quota.md").write_text("# Quota\n\nThe quota resets every hour.\n")
+
+    async def scenario(client):
+        added = await call(client, "add_documents", paths=["quota.md"])
+        found = await call(client, "search", query="quota resets", k=1)
+        again = await call(client, "reindex")
+        return added, found, again
+
+    added, found, again = run(server_for(folder, allow_write=True), scenario)
+    assert added["doc_ids"] == ["quota.md"] and added["documents"] == 4
+    assert found["hits"][0]["doc_id"] == "quota.md"
+    assert again["report"]["rebuilt"] is False
+
+
+def test_paths_out_of_the_roots_are_refused(corpus_index, tmp_path):
+    corpus, folder = corpus_index
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nhunter2\n")
+    os.symlink(outside / "secret.md", corpus / "link.md")
+    os.symlink(outside, corpus / "linked")
+
+    async def scenario(client):
+        return [
+            await call(client, "add_documents", paths=[path])
+            for path in [
+                "../outside/secret.md",
+                str(outside / "secret.md"),
+                "link.md",
+                "linked/secret.md",
+            ]
+        ] + [await call(client, "reindex")]
+
+    dotdot, absolute, link, linked_dir, reindex = run(
+        server_for(folder, allow_write=True), scenario
+    )
+    assert "'..' may not appear in a path" in dotdot
+    assert "is refused: give a path relative to the indexed root" in absolute
+    assert "leads through a symlink to" in link and "leads through a symlink to" in linked_dir
+    assert "outside them through symlinks" in reindex
+    assert "secret" not in json.dumps(api.open_index(folder).table.doc_ids)
+
+
+def test_session_key_per_transport():
+    def ctx(request, session="abc"):
+        rc = SimpleNamespace(request=request, lifespan_context={"session": session})
+        return SimpleNamespace(request_context=rc)
+
+    http = SimpleNamespace(headers={"mcp-session-id": "s1"})
+    assert session_key(ctx(None)) == "abc"
+    assert session_key(ctx(http)) == "http:s1"
+    assert session_key(ctx(SimpleNamespace(headers={}))) is None

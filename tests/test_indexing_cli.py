@@ -1,0 +1,110 @@
+"""The update commands: add, remove, compact, verify, info, and index --watch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from click.testing import CliRunner
+
+import ctxselect as cs
+from ctxselect.interfaces.cli.main import cli
+
+
+def run(*args: str):
+    from ctxselect.interfaces.cli import commands, experiments, store  # noqa: F401
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_add_remove_compact_verify_info(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nalpha apples", encoding="utf-8")
+    ix = str(tmp_path / "ix")
+    assert run("index", str(root), "--index", ix).exit_code == 0
+    (root / "b.md").write_text("# B\n\nbeta bananas", encoding="utf-8")
+    added = run("add", str(root / "b.md"), "--index", ix, "--json")
+    assert added.exit_code == 0 and json.loads(added.output)["added"] == 1
+    info = run("info", "--index", ix)
+    assert "generation:" in info.output and "segments:" in info.output
+    removed = run("remove", "a.md", "--index", ix)
+    assert removed.exit_code == 0 and "1 removed" in removed.output
+    missing = run("remove", "nope.md", "--index", ix)
+    assert missing.exit_code == 1 and "no document 'nope.md'" in missing.output
+    compacted = run("compact", "--index", ix, "--json")
+    assert compacted.exit_code == 0 and json.loads(compacted.output)["chunks"] >= 1
+    verified = run("verify", "--index", ix, "--json")
+    report = json.loads(verified.output)
+    assert verified.exit_code == 0 and report["ok"] and "segments" in report["checks"]
+    data = json.loads(run("info", "--index", ix, "--json").output)
+    assert data["delta_segments"] == 0 and data["documents"] == 1 and data["schema_version"] == 2
+
+
+def test_verify_exits_1_with_the_reason_when_damaged(tmp_path):
+    ix = tmp_path / "ix"
+    cs.add_documents([cs.Document("a", "alpha", content_hash="a")], ix)
+    with cs.open_index(ix) as idx:  # a chunk whose text no longer matches its document
+        idx.store._conn.execute("UPDATE chunks SET text = 'tampered'")
+    result = run("verify", "--index", str(ix))
+    assert result.exit_code == 1
+    assert "offsets or text do not match" in result.output
+
+
+def test_watch_picks_up_changes_and_ctrl_c_ends_it(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha apples", encoding="utf-8")
+    ix = tmp_path / "ix"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxselect",
+            "index",
+            str(root),
+            "--index",
+            str(ix),
+            "--watch",
+            "--interval",
+            "0.1",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["added"] == 1
+    time.sleep(0.05)
+    (root / "b.txt").write_text("beta bananas", encoding="utf-8")
+    second = json.loads(proc.stdout.readline())
+    assert second["added"] == 1 and second["documents"] == 2
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped watching after 2 index run(s)" in err
+    assert "Traceback" not in err
+
+
+def test_watch_paths_runs_again_only_on_changes(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha", encoding="utf-8")
+    reports: list[cs.IndexReport] = []
+
+    def touch_later() -> None:
+        time.sleep(0.3)
+        (root / "a.txt").write_text("alpha again", encoding="utf-8")
+        os.utime(root / "a.txt", (time.time() + 5, time.time() + 5))
+
+    threading.Thread(target=touch_later).start()
+    runs = cs.watch_paths(
+        [root], tmp_path / "ix", interval=0.05, on_report=reports.append, max_runs=2
+    )
+    assert runs == 2 and [r.added for r in reports] == [1, 0] and reports[1].updated == 1
