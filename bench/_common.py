@@ -58,3 +58,20 @@ def best_of(repeats: int, fn: Callable[[], object]) -> tuple[float, object]:
         result = fn()
         best = min(best, time.perf_counter() - started)
     return best, result
+
+
+def replace_section(path: Path, start: str, end: str, body: str) -> None:
+    """Put ``body`` between the markers ``start`` and ``end`` in ``path``.
+
+    The section is replaced where the markers exist and appended otherwise; the file is
+    created (as a Benchmarks page) when missing. Each benchmark owns its own markers.
+    """
+    section = f"{start}\n{body}\n{end}"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

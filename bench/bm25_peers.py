@@ -32,7 +32,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before numpy loads (engines import it lazily): one thread
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, best_of, datasets_root, load_beir, ndcg_at_10  # noqa: E402
+from _common import REPO, best_of, datasets_root, load_beir, ndcg_at_10, replace_section  # noqa: E402
 
 DATASETS = ("scifact", "nfcorpus")
 ENGINES = ("ours", "ours-512", "bm25s", "rank-bm25", "tantivy")
@@ -240,16 +240,8 @@ def table(records: list[dict[str, Any]]) -> str:
 
 
 def write_docs(body: str) -> None:
-    """Replace the bm25-peers section of docs/benchmarks.md (create the file if needed)."""
-    section = f"{START}\n{body}\n{END}"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text, encoding="utf-8")
+    """Replace the bm25-peers section of docs/benchmarks.md."""
+    replace_section(DOCS, START, END, body)
 
 
 def docs_section(records: list[dict[str, Any]], command: str) -> str:

@@ -19,14 +19,13 @@ import argparse
 import datetime as dt
 import json
 import platform
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, datasets_root
+from _common import REPO, datasets_root, replace_section
 
 DATASETS = ("scifact", "nfcorpus")
 DOCS = REPO / "docs" / "benchmarks.md"
@@ -194,14 +193,8 @@ def to_markdown(results: list[dict[str, Any]], command: str) -> str:
 
 
 def write_docs(section: str) -> None:
-    """Replace the text between the markers in docs/benchmarks.md (append them if absent)."""
-    text = DOCS.read_text(encoding="utf-8")
-    block = f"{START}\n{section}\n{END}"
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    DOCS.write_text(text, encoding="utf-8")
+    """Replace the dense-hybrid section of docs/benchmarks.md."""
+    replace_section(DOCS, START, END, section)
 
 
 def main() -> None:

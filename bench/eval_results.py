@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, datasets_root
+from _common import REPO, datasets_root, replace_section
 
 DATASETS = ("scifact", "nfcorpus", "cranfield")
 PUBLISHED = {  # BM25 nDCG@10: BEIR paper / Anserini flat / bm25s
@@ -324,15 +324,8 @@ def docs_section(
 
 
 def write_docs(body: str) -> None:
-    """Replace the eval-results section of docs/benchmarks.md (append it if absent)."""
-    section = f"{START}\n{body}\n{END}"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text, encoding="utf-8")
+    """Replace the eval-results section of docs/benchmarks.md."""
+    replace_section(DOCS, START, END, body)
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
     os.environ[_var] = "1"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, best_of, datasets_root, load_beir, ndcg_at_10  # noqa: E402
+from _common import REPO, best_of, datasets_root, load_beir, ndcg_at_10, replace_section  # noqa: E402
 
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- store-scale:start -->", "<!-- store-scale:end -->"
@@ -490,15 +490,8 @@ def docs_section(records: list[dict[str, Any]], command: str) -> str:
 
 
 def write_docs(body: str) -> None:
-    """Replace the store-scale section of docs/benchmarks.md (append it if missing)."""
-    section = f"{START}\n{body}\n{END}"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text, encoding="utf-8")
+    """Replace the store-scale section of docs/benchmarks.md."""
+    replace_section(DOCS, START, END, body)
 
 
 def main(argv: list[str] | None = None) -> None:
