@@ -8,10 +8,13 @@ other processes keep reading the last committed generation meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -455,6 +458,32 @@ def _roots_of(folder: str) -> list[str]:
         store.close()
 
 
+@contextlib.contextmanager
+def _stop_on_ctrl_c() -> Iterator[threading.Event]:
+    """Turn the first Ctrl-C into a stop flag the watch loop checks between index runs.
+
+    A KeyboardInterrupt raised at an arbitrary point could land inside the store's own
+    locking; a flag lets the current run finish and the loop end cleanly. A second
+    Ctrl-C raises as usual. Outside the main thread no handler can be installed, and
+    the flag is only set by the caller.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handle(signum: int, frame: object) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGINT, handle)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def watch_paths(
     paths: Sequence[PathArg] = (),
     index: PathArg | None = None,
@@ -475,26 +504,26 @@ def watch_paths(
         raise ConfigError(f"the watch interval must be > 0 seconds, got {interval}")
     folder = os.path.abspath(resolve_index_dir(index))
     runs = 0
-    try:
-        roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
-        seen = fingerprint(roots, folder)
-        report = index_paths(paths, folder, **options)
-        runs += 1
-        if on_report is not None:
-            on_report(report)
-        roots = _roots_of(folder)
-        while max_runs is None or runs < max_runs:
-            time.sleep(interval)
-            now = fingerprint(roots, folder)
-            if now == seen:
-                continue
-            seen = now  # taken before the run: a change during it triggers another
-            report = index_paths([], folder, **options)
+    with _stop_on_ctrl_c() as stop:
+        try:
+            roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
+            seen = fingerprint(roots, folder)
+            report = index_paths(paths, folder, **options)
             runs += 1
             if on_report is not None:
                 on_report(report)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C ends watching; any write in progress rolled back or committed whole
+            roots = _roots_of(folder)
+            while (max_runs is None or runs < max_runs) and not stop.wait(interval):
+                now = fingerprint(roots, folder)
+                if now == seen:
+                    continue
+                seen = now  # taken before the run: a change during it triggers another
+                report = index_paths([], folder, **options)
+                runs += 1
+                if on_report is not None:
+                    on_report(report)
+        except KeyboardInterrupt:
+            pass  # a second Ctrl-C: any write in progress rolled back or committed whole
     return runs
 
 
