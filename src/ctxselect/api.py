@@ -229,7 +229,7 @@ class Index:
         ``k`` bounds how many ranked chunks are considered (default: enough to fill the
         budget with chunks of the index's typical size, at least 50).
         """
-        hits = self.search(query, k or self._depth_for(budget), mode)
+        hits = self.search(query, k or self.depth(budget), mode)
         return self._packer(packer, format).pack(hits, budget)
 
     def render(self, selection: Selection, format: str | None = None) -> str:
@@ -242,12 +242,6 @@ class Index:
     def _packer(self, name: str, format: str) -> Any:
         counter = _tokens.get_counter(self.chunk_spec.tokenizer)
         return _budget.make_packer(name, counter, format=format, span_text=self.store.span_text)
-
-    def _depth_for(self, budget: int) -> int:
-        counts = self._snapshot().manifest.get("counts") or self.store.counts()
-        chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
-        mean = max(1.0, tokens / chunks) if chunks else 1.0
-        return max(50, int(3 * budget / mean) + 1)
 
     def get_chunk(self, chunk_id: str) -> Chunk:
         """Return one chunk by id."""
@@ -300,7 +294,9 @@ class Index:
 
     def depth(self, budget: int) -> int:
         """Return how many ranked chunks :meth:`select` considers for ``budget``."""
-        return self._depth_for(budget)
+        counts = self._snapshot().manifest.get("counts") or self.store.counts()
+        chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
+        return _budget.depth_for_budget(budget, tokens / chunks if chunks else 1.0)
 
     def pack(
         self,

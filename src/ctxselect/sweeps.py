@@ -81,8 +81,7 @@ def selection_depth(budget: int, n_tokens: Sequence[int]) -> int:
 
     Enough chunks of the mean size to fill the budget three times over, at least 50.
     """
-    mean = max(1.0, sum(n_tokens) / len(n_tokens)) if n_tokens else 1.0
-    return max(50, int(3 * budget / mean) + 1)
+    return _budget.depth_for_budget(budget, sum(n_tokens) / len(n_tokens) if n_tokens else 1.0)
 
 
 def measure_budgets(
