@@ -15,9 +15,12 @@ from typing import Any
 
 from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
+from ctxselect import embed as _embed
 from ctxselect import ingest as _ingest
+from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
+from ctxselect.budget.promote import promote_parents
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_K,
@@ -26,12 +29,14 @@ from ctxselect.config import (
     RELOAD_CHECK_SECONDS,
     BM25Params,
     ChunkSpec,
+    FuseSpec,
     resolve_index_dir,
 )
-from ctxselect.errors import IndexMismatchError, UnknownNameError
+from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
 from ctxselect.indexing import index_paths
-from ctxselect.registry import Registry
+from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.retrieve.hybrid import HybridRetriever
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION, SQLiteStore
 from ctxselect.stores.embedded.writes import local_commits
@@ -59,9 +64,16 @@ def _settings(manifest: Mapping[str, Any]) -> tuple[ChunkSpec, BM25Params]:
     return chunk, bm25
 
 
-def open_index(index: str | os.PathLike[str] | None = None) -> Index:
-    """Open an existing index folder for reading."""
-    return Index(SQLiteStore(resolve_index_dir(index)))
+def open_index(
+    index: str | os.PathLike[str] | None = None, *, embedder: _embed.Embedder | str | None = None
+) -> Index:
+    """Open an existing index folder for reading.
+
+    ``embedder`` embeds queries for the ``dense`` and ``hybrid`` modes (default: the one
+    the index was built with, made on first use); it must be the model the index was
+    embedded with, or those modes raise IndexMismatchError.
+    """
+    return Index(SQLiteStore(resolve_index_dir(index)), embedder=embedder)
 
 
 def build_index(
@@ -84,8 +96,12 @@ class Index:
     are read per hit above that, so repeated queries on a small index never touch disk.
     """
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(
+        self, store: SQLiteStore, *, embedder: _embed.Embedder | str | None = None
+    ) -> None:
         self.store = store
+        self._embedder = embedder
+        self._rerankers: dict[str, _rerank.Reranker] = {}
         self.path = str(store.folder)
         self.manifest = store.read_manifest()
         self.chunk_spec, self.bm25 = _settings(self.manifest)
@@ -175,8 +191,11 @@ class Index:
             return found
         mode = mode or self.manifest.get("default_mode", DEFAULT_MODE)
         found = cache.get(mode)
+        if found is None and mode in _dense.EMBEDDING_MODES.names():
+            found = cache[mode] = self._embedding_mode(mode, snap, cache)
         if found is None:
-            RETRIEVERS.get(mode)  # an unknown mode: UnknownNameError listing the valid ones
+            if mode not in RETRIEVERS.names():
+                raise UnknownNameError("mode", mode, names("mode"))
             if mode not in snap.segments:
                 raise IndexMismatchError(
                     f"index {self.path} has no {mode} arrays: rebuild it with "
@@ -186,6 +205,52 @@ class Index:
             found = _retrieve.load_segments(mode, snap.rows, snap.segments[mode], **params)
             cache[mode] = found
         return found
+
+    def embedder(self) -> _embed.Embedder:
+        """The embedder of queries for dense retrieval (made once, on first use).
+
+        Raises:
+            IndexMismatchError: The index has no dense vectors, or was embedded with
+                another model than the embedder this index was opened with.
+        """
+        spec = self.manifest.get("embedder")
+        if not isinstance(spec, dict):
+            raise IndexMismatchError(
+                f"index {self.path} has no dense vectors, so modes dense and hybrid are not "
+                f"available: add them with `ctxselect index --index {self.path} --embedder "
+                f"minilm` (the keyword index is kept)"
+            )
+        given = self._embedder
+        if given is None or isinstance(given, str):
+            given = self._embedder = _embed.make_embedder(given or str(spec["name"]))
+        if given.model_id != spec.get("model_id"):
+            raise IndexMismatchError(
+                f"index {self.path} was embedded with {spec.get('model_id')!r} but queries "
+                f"would be embedded with {given.model_id!r}: open it with the same embedder, "
+                f"or rebuild it with `ctxselect index --index {self.path} --embedder "
+                f"{given.name}`"
+            )
+        return given
+
+    @property
+    def fusion(self) -> FuseSpec:
+        """How ``hybrid`` fuses: the spec ``tune`` stored, else plain RRF (k = 60)."""
+        stored = self.manifest.get("fusion")
+        return FuseSpec(**stored) if isinstance(stored, dict) else FuseSpec()
+
+    def _embedding_mode(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
+        """Load ``dense`` from its segments, or ``hybrid`` from bm25 and dense."""
+        embedder = self.embedder()
+        if "dense" not in snap.segments:
+            raise IndexMismatchError(
+                f"index {self.path} records an embedder but holds no dense vectors: rebuild "
+                f"it with `ctxselect index --index {self.path} --embedder {embedder.name}`"
+            )
+        if mode == "dense":
+            return _dense.load_segments(snap.rows, snap.segments["dense"], embedder)
+        dense = cache.get("dense") or self.retriever("dense")
+        keyword = cache.get("bm25") or self.retriever("bm25")
+        return HybridRetriever(keyword, dense, self.fusion)  # type: ignore[arg-type]
 
     def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
         """Return the ``k`` best chunks for ``query``, best first."""
@@ -223,14 +288,75 @@ class Index:
         packer: str = DEFAULT_PACKER,
         format: str = DEFAULT_FORMAT,
         k: int | None = None,
+        mmr: float | None = None,
+        promote: bool = False,
+        rerank_model: str | os.PathLike[str] | None = None,
     ) -> Selection:
         """Fill ``budget`` tokens with the best chunks for ``query``, framing included.
 
         ``k`` bounds how many ranked chunks are considered (default: enough to fill the
-        budget with chunks of the index's typical size, at least 50).
+        budget with chunks of the index's typical size, at least 50). ``mmr`` and
+        ``rerank_model`` reorder them first (see :meth:`rank`); ``promote`` then sends
+        whole sections for their selected children (see :meth:`promote`).
         """
-        hits = self.search(query, k or self.depth(budget), mode)
-        return self._packer(packer, format).pack(hits, budget)
+        hits = self.rank(query, k or self.depth(budget), mode, mmr=mmr, rerank_model=rerank_model)
+        selection = self._packer(packer, format).pack(hits, budget)
+        return self.promote(selection) if promote else selection
+
+    def rank(
+        self,
+        query: str,
+        k: int,
+        mode: str | None = None,
+        *,
+        mmr: float | None = None,
+        rerank_model: str | os.PathLike[str] | None = None,
+    ) -> list[Hit]:
+        """Return the ``k`` best chunks, reranked as :meth:`select` considers them.
+
+        Args:
+            query: The query.
+            k: Chunks to rank.
+            mode: Retrieval mode (default: the index's).
+            mmr: Reorder by maximal marginal relevance with this λ (1: relevance only,
+                lower: more diverse), comparing the chunks' dense vectors.
+            rerank_model: A cross-encoder folder on disk to rerank the hits with first.
+
+        Raises:
+            ConfigError: ``mmr`` is outside [0, 1], or the index has no dense vectors.
+            ModelNotFoundError: ``rerank_model`` is not a model folder.
+        """
+        hits = self.search(query, k, mode)
+        if rerank_model is not None:
+            hits = self._reranker(rerank_model).rerank(query, hits)
+        if mmr is not None:
+            if not isinstance(self.manifest.get("embedder"), dict):
+                raise ConfigError(
+                    f"mmr compares the chunks' dense vectors and index {self.path} has none: "
+                    f"add them with `ctxselect index --index {self.path} --embedder minilm`, "
+                    f"or select without mmr"
+                )
+            dense: Any = self.retriever("dense")
+            hits = _rerank.MMRReranker(dense.vectors_of, mmr).rerank(query, hits)
+        return hits
+
+    def promote(self, selection: Selection) -> Selection:
+        """Replace selected children of a section with the whole section where it fits.
+
+        Sections are the parents the markdown chunker records (``Chunk.parent_id``); a
+        parent is sent when at least two of its chunks, and half of them, were selected
+        and the budget still holds (see ``budget.promote``).
+        """
+        doc_ids = list(dict.fromkeys(p.doc_id for p in selection.chunks))
+        parent_of = {c.chunk_id: c.parent_id for c in self.store.chunks_of(doc_ids)}
+        counter = _tokens.get_counter(self.chunk_spec.tokenizer)
+        return promote_parents(selection, parent_of, self.store.span_text, counter)
+
+    def _reranker(self, path: str | os.PathLike[str]) -> _rerank.Reranker:
+        key = os.fspath(path)
+        if key not in self._rerankers:
+            self._rerankers[key] = _rerank.make_reranker("cross-encoder", model=key)
+        return self._rerankers[key]
 
     def render(self, selection: Selection, format: str | None = None) -> str:
         """Render a selection as the context block a prompt would contain.
@@ -259,6 +385,9 @@ class Index:
             "bm25": self.manifest.get("bm25", {}),
             "default_mode": self.manifest.get("default_mode", DEFAULT_MODE),
             "roots": self.manifest.get("roots", []),
+            "embedder": self.manifest.get("embedder"),
+            "fusion": self.manifest.get("fusion"),
+            "tuning": self.manifest.get("tuning"),
         }
         snap = self._snapshot()
         pending = snap.manifest.get("pending") or {}
@@ -329,20 +458,22 @@ class Index:
 
 
 def names(kind: str) -> list[str]:
-    """Return the valid registry names of ``kind``: chunker, tokenizer, mode, packer, format.
+    """Return the valid registry names of ``kind``: chunker, tokenizer, mode, packer, format,
+    embedder.
 
     The CLI and the MCP server list choices from here, so they never drift from the code.
     """
-    registries: dict[str, Registry[Any]] = {
-        "chunker": _chunk.CHUNKERS,
-        "tokenizer": _tokens.TOKENIZERS,
-        "mode": RETRIEVERS,
-        "packer": _budget.PACKERS,
-        "format": _budget.FORMATS,
+    listed: dict[str, Callable[[], list[str]]] = {
+        "chunker": _chunk.CHUNKERS.names,
+        "tokenizer": _tokens.TOKENIZERS.names,
+        "mode": lambda: [*RETRIEVERS.names(), *_dense.EMBEDDING_MODES.names()],
+        "packer": _budget.PACKERS.names,
+        "format": _budget.FORMATS.names,
+        "embedder": _embed.EMBEDDERS.names,
     }
-    if kind not in registries:
-        raise UnknownNameError("registry", kind, registries)
-    return registries[kind].names()
+    if kind not in listed:
+        raise UnknownNameError("registry", kind, listed)
+    return listed[kind]()
 
 
 def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:

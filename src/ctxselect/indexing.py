@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import signal
 import threading
@@ -19,10 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ctxselect import chunk as _chunk
+from ctxselect import embed as _embed
 from ctxselect import ingest as _ingest
 from ctxselect import retrieve as _retrieve
 from ctxselect.config import (
+    DEFAULT_ANN_THRESHOLD,
     DEFAULT_COMPACT_FRACTION,
     DEFAULT_MODE,
     DEFAULT_WATCH_INTERVAL,
@@ -31,20 +36,32 @@ from ctxselect.config import (
     resolve_index_dir,
     settings_from_manifest,
 )
-from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError
+from ctxselect.errors import ConfigError, CtxselectError, IndexMismatchError, IndexNotFoundError
 from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import Plan, moved_chunks, plan_changes, under_roots, unreadable_ids
 from ctxselect.index.watch import fingerprint
-from ctxselect.index.writer import ModeOps, chunk_documents, write_full, write_update
+from ctxselect.index.writer import (
+    ModeOps,
+    chunk_documents,
+    indexed_text,
+    write_full,
+    write_update,
+)
+from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
 from ctxselect.retrieve.base import RETRIEVERS
 from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
+from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 from ctxselect.stores.embedded.verify import verify_store
 from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
 PathArg = str | os.PathLike[str]
+EmbedderArg = str | _embed.Embedder | None
+"""An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
+``"none"`` to drop dense retrieval, or None to keep the index's own."""
+NO_EMBEDDER = "none"
 
 
 def _now() -> str:
@@ -64,6 +81,19 @@ def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, 
     return ops
 
 
+def stored_mode_ops(
+    store: SQLiteStore, manifest: Mapping[str, Any], *, progress: bool = False
+) -> dict[str, ModeOps]:
+    """Return the write-path operations of the modes an index holds (dense included)."""
+    _, bm25 = settings_from_manifest(manifest)
+    stored = [m for m in manifest.get("modes") or [] if m != "dense"]
+    modes = mode_ops(bm25, stored or None)
+    dense = manifest.get("embedder")
+    if "dense" in (manifest.get("modes") or []) and isinstance(dense, dict):
+        modes["dense"] = dense_ops(dense, store.vector_cache(), progress=progress)
+    return modes
+
+
 def _analyze(analyzer: Any) -> Callable[[Sequence[str]], Mapping[str, Any]]:
     def analyze(texts: Sequence[str]) -> Mapping[str, Any]:
         return raw_arrays(index_corpus(texts, analyzer))
@@ -76,6 +106,113 @@ def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]]
         return cls.arrays_from_postings(raw_postings(raw), **params)
 
     return finish
+
+
+class _ModelChanged(IndexMismatchError):
+    """The installed embedder of the index's name makes other vectors than it holds."""
+
+    def __init__(self, message: str, model: _embed.Embedder) -> None:
+        super().__init__(message)
+        self.model = model
+
+
+class _LazyEmbedder:
+    """The index's embedder, made on first use: an update whose chunks are all in the
+    vector cache never loads the model. Checks the model is the one the index records."""
+
+    def __init__(self, spec: Mapping[str, Any], given: _embed.Embedder | None) -> None:
+        self.name = str(spec["name"])
+        self.dim = int(spec["dim"])
+        self.model_id = str(spec["model_id"])
+        self._model = given
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        if self._model is None:
+            made = _embed.make_embedder(self.name)
+            if made.model_id != self.model_id:
+                raise _ModelChanged(
+                    f"the index was embedded with {self.model_id!r} but the installed "
+                    f"{self.name!r} embedder is {made.model_id!r}: re-embed it with "
+                    f"`ctxselect index --embedder {self.name}`",
+                    made,
+                )
+            self._model = made
+        return self._model.embed(texts, query=query)
+
+
+def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> dict[str, Any]:
+    """What the manifest records of an index's embedder (``manifest["embedder"]``)."""
+    return {
+        "name": embedder.name,
+        "model_id": embedder.model_id,
+        "dim": int(embedder.dim),
+        "ann_threshold": int(ann_threshold),
+    }
+
+
+def dense_ops(
+    spec: Mapping[str, Any],
+    cache: SQLiteVectorCache,
+    *,
+    given: _embed.Embedder | None = None,
+    progress: bool = False,
+) -> ModeOps:
+    """The write-path operations of dense retrieval with the embedder ``spec`` names.
+
+    Chunks are embedded through the index's vector cache (by content hash), in batches,
+    with a progress bar; blank chunks are never embedded.
+    """
+    model = _embed.CachedEmbedder(_LazyEmbedder(spec, given), cache, progress=progress)
+    threshold = int(spec.get("ann_threshold", DEFAULT_ANN_THRESHOLD))
+
+    def analyze(texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        embedded = np.array([not _embed.is_blank(t) for t in texts], dtype=bool)
+        return _dense.raw_vectors(model.embed(texts), embedded)
+
+    def finish(raw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+        return _dense.base_arrays(raw, model.model_id, threshold)
+
+    return ModeOps(
+        analysis=f"dense:{model.model_id}",
+        analyze=analyze,
+        terms=lambda _text: [],
+        finish=finish,
+        compact=_dense.compact_vectors,
+        merge=_dense.merge_vectors,
+    )
+
+
+def _resolve_embedder(
+    manifest: Mapping[str, Any], embedder: EmbedderArg, ann_threshold: int | None
+) -> tuple[dict[str, Any] | None, _embed.Embedder | None]:
+    """The embedder spec the index will record, and the embedder object if one was given."""
+    old = manifest.get("embedder")
+    if ann_threshold is not None and (
+        isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
+    ):
+        raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
+    if isinstance(embedder, str) and embedder == NO_EMBEDDER:
+        return None, None
+    if embedder is None:
+        if not isinstance(old, dict):
+            if ann_threshold is not None:
+                raise ConfigError(
+                    "ann_threshold needs dense retrieval: give an embedder too "
+                    "(`ctxselect index --embedder minilm --ann-threshold N`)"
+                )
+            return None, None
+        threshold = ann_threshold if ann_threshold is not None else old.get("ann_threshold")
+        return {**old, "ann_threshold": int(threshold or DEFAULT_ANN_THRESHOLD)}, None
+    threshold = ann_threshold
+    if threshold is None:
+        threshold = old.get("ann_threshold") if isinstance(old, dict) else None
+    threshold = int(threshold or DEFAULT_ANN_THRESHOLD)
+    if isinstance(embedder, str):
+        if isinstance(old, dict) and old.get("name") == embedder:
+            return {**old, "ann_threshold": threshold}, None  # the model loads if needed
+        made = _embed.make_embedder(embedder)
+        return embedder_spec(made, threshold), made
+    return embedder_spec(embedder, threshold), embedder
 
 
 def _commit(
@@ -134,6 +271,8 @@ def _write(
     progress: bool,
     compact_fraction: float | None,
     keep: Callable[[str], bool] = lambda _doc_id: False,
+    embedder: EmbedderArg = None,
+    ann_threshold: int | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
 
@@ -143,19 +282,27 @@ def _write(
     manifest = store.read_manifest()
     old_chunk, old_bm25 = settings_from_manifest(manifest)
     chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
+    dense, given = _resolve_embedder(manifest, embedder, ann_threshold)
     known = "chunk" in manifest
     changed = known and (chunk != old_chunk or bm25 != old_bm25)
-    if changed and not complete:
+    dense_changed = known and dense != manifest.get("embedder")
+    if (changed or dense_changed) and not complete:
         raise ConfigError(
-            f"the index {store.folder} was built with other settings ({old_chunk}, {old_bm25}): "
-            f"change settings with `ctxselect index` (it re-chunks everything), not add"
+            f"the index {store.folder} was built with other settings ({old_chunk}, {old_bm25}, "
+            f"embedder {manifest.get('embedder')}): change settings with `ctxselect index` "
+            f"(it rebuilds the index), not add"
         )
+    changed = changed or dense_changed
+    old_model = (manifest.get("embedder") or {}).get("model_id")
+    model_changed = known and (dense or {}).get("model_id") != old_model
     modes = mode_ops(bm25)
+    if dense is not None:
+        modes["dense"] = dense_ops(dense, store.vector_cache(), given=given, progress=progress)
     stored = manifest.get("modes")
     has_base = isinstance(manifest.get("base"), dict)
     rebuild = not has_base or changed or (complete and set(stored or []) != set(modes))
     if not rebuild and stored:
-        modes = mode_ops(bm25, [m for m in stored if m in modes])
+        modes = {m: modes[m] for m in stored if m in modes}
     plan = plan_changes(
         store,
         docs,
@@ -174,13 +321,32 @@ def _write(
         "chunk": dataclasses.asdict(chunk),
         "bm25": dataclasses.asdict(bm25),
         "modes": list(modes),
-        "default_mode": manifest.get("default_mode", DEFAULT_MODE),
+        "default_mode": _default_mode(manifest, dense),
+        "embedder": dense,
+        "fusion": manifest.get("fusion") if not model_changed else None,
+        "tuning": manifest.get("tuning") if not model_changed else None,
     }
     if changed:
         plan.note = "settings changed: every document was re-chunked"
+    if model_changed and manifest.get("fusion"):
+        plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
+    if plan.full and dense is not None:
+        _prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
+
+
+def _default_mode(manifest: Mapping[str, Any], dense: Mapping[str, Any] | None) -> str:
+    """The index's default mode; a mode needing dense retrieval falls back without it."""
+    mode = str(manifest.get("default_mode", DEFAULT_MODE))
+    return mode if dense is not None or mode not in _dense.EMBEDDING_MODES.names() else DEFAULT_MODE
+
+
+def _prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
+    """After a full build: keep only the vectors of the live chunks, current model."""
+    keys = [_embed.text_key(indexed_text(c)) for c in store.iter_chunks()]
+    store.vector_cache().prune(str(dense["model_id"]), keys)
 
 
 def _report(
@@ -236,6 +402,8 @@ def index_paths(
     progress: bool = False,
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    embedder: EmbedderArg = None,
+    ann_threshold: int | None = None,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
 
@@ -253,6 +421,12 @@ def index_paths(
         wait: Seconds to wait for another writer to finish (0: fail at once, naming it).
         compact_fraction: Compact when changes since the last compaction pass this share
             of the live chunks (None: only on ``compact_index``).
+        embedder: Add dense retrieval (modes ``dense`` and ``hybrid``) with this embedder:
+            a name (``minilm``), an :class:`~ctxselect.embed.Embedder`, or ``"none"`` to
+            drop it; default: the index's own (none for a new index). Chunks are embedded
+            once: vectors are kept by content hash in the index.
+        ann_threshold: Build an HNSW graph from this many embedded chunks on (default
+            50,000; below it dense search is exact).
 
     Returns:
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
@@ -270,7 +444,8 @@ def index_paths(
                     f"run `ctxselect index PATH... --index {folder}`"
                 )
             loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
-            plan, compacted = _write(
+            write = functools.partial(
+                _write,
                 store,
                 loaded.documents,
                 complete=True,
@@ -280,7 +455,16 @@ def index_paths(
                 progress=progress,
                 compact_fraction=compact_fraction,
                 keep=unreadable_ids(loaded.report.unreadable, roots),
+                ann_threshold=ann_threshold,
             )
+            try:
+                plan, compacted = write(embedder=embedder)
+            except _ModelChanged as exc:
+                if not isinstance(embedder, str):
+                    raise
+                # Named explicitly: the installed model is wanted, so re-embed everything
+                # (the failed attempt wrote nothing: it stopped before its commit).
+                plan, compacted = write(embedder=exc.model)
             wrote = bool(plan.upserts or plan.removed or plan.full)
             return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
     finally:
@@ -296,11 +480,13 @@ def add_documents(
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     progress: bool = False,
+    embedder: EmbedderArg = None,
 ) -> IndexReport:
     """Insert or replace ``documents`` (by ``doc_id``) without touching any other document.
 
     Documents whose content hash is unchanged are left alone. A later ``index_paths``
-    re-scan of the index's roots removes documents that are not under them.
+    re-scan of the index's roots removes documents that are not under them. ``embedder``
+    can only be set on a new index (see :func:`index_paths`).
     """
     started = time.perf_counter()
     folder = resolve_index_dir(index)
@@ -317,6 +503,7 @@ def add_documents(
                 bm25=bm25,
                 progress=progress,
                 compact_fraction=compact_fraction,
+                embedder=embedder,
             )
             return _report(store, plan, compacted, started, wrote=bool(plan.upserts or plan.full))
     finally:
@@ -415,8 +602,7 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
     try:
         with store.lock(wait):
             manifest = store.read_manifest()
-            _, bm25 = settings_from_manifest(manifest)
-            modes = mode_ops(bm25, manifest.get("modes"))
+            modes = stored_mode_ops(store, manifest)
             if not isinstance(manifest.get("base"), dict):
                 raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
             if not manifest.get("segments") and not _compact.pending_rows(manifest):
@@ -531,9 +717,12 @@ __all__ = [
     "add_documents",
     "add_paths",
     "compact_index",
+    "dense_ops",
+    "embedder_spec",
     "index_paths",
     "mode_ops",
     "remove_documents",
+    "stored_mode_ops",
     "verify_index",
     "watch_paths",
 ]

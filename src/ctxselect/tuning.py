@@ -5,27 +5,35 @@ query is scored by the spec tuned on the *other* folds, so the reported figure i
 out-of-sample: it is what tuning on a handful of labeled queries buys on new ones. The
 spec returned for use is then tuned on all the labeled queries.
 
-Composition happens in memory over a :class:`ChunkTable`: a keyword retriever and a
-dense retriever are searched once per query, ``spec.depth`` deep, and every spec of the
-grid fuses those same candidates (fusion costs microseconds; search does not).
+A keyword retriever and a dense retriever are searched once per query, ``spec.depth``
+deep, and every spec of the grid fuses those same candidates (fusion costs microseconds;
+search does not). :func:`tune_index` does it on a stored index and records the chosen
+spec in its manifest, where ``search``, ``select`` and the MCP server read it; :func:`tune`
+does it in memory over a :class:`ChunkTable`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
 from ctxselect import eval as _eval
+from ctxselect.api import open_index
 from ctxselect.config import DEFAULT_FUSE_DEPTH, FuseSpec
+from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.retrieve import RETRIEVERS
 from ctxselect.retrieve.dense import DenseRetriever, Encoder
 from ctxselect.retrieve.fuse import Pool, fuse_pool
 from ctxselect.retrieve.hybrid import HybridRetriever
-from ctxselect.types import ChunkTable, Qrels
+from ctxselect.types import ChunkTable, Qrels, Rows
 
 DEFAULT_METRIC = "ndcg@10"
 DEFAULT_FOLDS = 5
@@ -62,6 +70,9 @@ class TuningReport:
         n_queries: Labeled queries used (with a relevant document and a query text).
         grid_size: Specs tried.
         seed: Seed of the fold assignment.
+        index: The index tuned ("" when tuned in memory).
+        default_mode: The index's default mode after tuning ("" in memory): ``hybrid``
+            when the out-of-sample figure beats the keyword side alone, else unchanged.
     """
 
     spec: FuseSpec
@@ -74,6 +85,16 @@ class TuningReport:
     n_queries: int
     grid_size: int
     seed: int
+    index: str = ""
+    default_mode: str = ""
+
+
+def _doc_of(table: Rows) -> Callable[[int], str]:
+    """row -> doc_id; a lazily read table is asked per row (pools are small)."""
+    doc_ids = getattr(table, "doc_ids", None)
+    if doc_ids is not None:
+        return doc_ids.__getitem__
+    return lambda row: table.hit(row, 0, 0.0).doc_id
 
 
 def default_grid(depth: int = DEFAULT_FUSE_DEPTH) -> list[FuseSpec]:
@@ -114,12 +135,12 @@ def per_query_scores(
 
     A document's score is that of its best chunk (chunk runs are judged as documents).
     """
-    doc_ids = hybrid.table.doc_ids
+    doc_of = _doc_of(hybrid.table)
     run: dict[str, dict[str, float]] = {}
     for qid, items in pools.items():
         scores: dict[str, float] = {}
         for row, score in fuse_pool(items, spec):
-            scores.setdefault(doc_ids[row], score)
+            scores.setdefault(doc_of(row), score)
         run[qid] = scores
     report = _eval.evaluate(run, qrels, [metric])
     return {qid: values[metric] for qid, values in report.per_query.items()}
@@ -220,7 +241,7 @@ def _baselines(
     hybrid: HybridRetriever, found: Mapping[str, Pool], qrels: Qrels, metric: str
 ) -> dict[str, float]:
     """Untuned means: each side's own ranking alone, and plain RRF."""
-    doc_ids = hybrid.table.doc_ids
+    doc_of = _doc_of(hybrid.table)
     out = {}
     for side in ("keyword", "dense"):
         run: dict[str, dict[str, float]] = {}
@@ -230,7 +251,7 @@ def _baselines(
             order = listed[np.argsort(ranks[listed])]
             run[qid] = {}
             for i, row in enumerate(items.keys[order].tolist()):
-                run[qid].setdefault(doc_ids[row], float(len(order) - i))
+                run[qid].setdefault(doc_of(row), float(len(order) - i))
         out[side] = _eval.evaluate(run, qrels, [metric]).mean[metric]
     rrf = per_query_scores(hybrid, found, qrels, FuseSpec(depth=_depth(found)), metric)
     out["rrf"] = float(np.mean(list(rrf.values())))
@@ -285,6 +306,94 @@ def tune(
     return hybrid.with_spec(report.spec), report
 
 
+def tune_index(
+    index: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
+    *,
+    grid: Sequence[FuseSpec] | None = None,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    metric: str = DEFAULT_METRIC,
+    embedder: Embedder | str | None = None,
+    write: bool = True,
+    wait: float = 0.0,
+) -> TuningReport:
+    """Tune the hybrid fusion of a stored index on labeled queries and remember it.
+
+    The index's own bm25 and dense retrieval are searched (nothing is rebuilt). The
+    chosen spec, with the cross-validated figures, goes into the index manifest, and
+    ``search``, ``select`` and the MCP server use it for ``hybrid`` from then on. The
+    default mode becomes ``hybrid`` when its out-of-sample figure beats bm25 alone.
+
+    Args:
+        index: The index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
+        queries: BEIR ``queries.jsonl`` with ``qrels``, or lab JSONL with labels.
+        qrels: BEIR or TREC qrels (document ids of the index).
+        grid: Specs to try (default :func:`default_grid`).
+        folds: Cross-validation folds.
+        seed: Seed of the fold assignment.
+        metric: The metric to maximise.
+        embedder: Query embedder (default: the index's own).
+        write: Record the result in the index (False: only report it).
+        wait: Seconds to wait for another writer.
+
+    Raises:
+        IndexMismatchError: The index has no dense vectors (build it with an embedder).
+        InputError: No labeled query fits the index.
+    """
+    with open_index(index, embedder=embedder) as idx:
+        doc_ids = set(idx.store.doc_hashes())
+        labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
+        hybrid = idx.retriever("hybrid")
+        if not isinstance(hybrid, HybridRetriever):
+            raise ConfigError(f"mode hybrid of index {idx.path} is not a hybrid retriever")
+        report = tune_fusion(
+            hybrid,
+            labeled.queries,
+            labeled.labels.qrels,
+            grid=grid,
+            folds=folds,
+            seed=seed,
+            metric=metric,
+        )
+        mode = str(idx.manifest.get("default_mode", "bm25"))
+        if report.cv > report.baselines["keyword"]:
+            mode = "hybrid"
+        report = dataclasses.replace(report, index=idx.path, default_mode=mode)
+        if write:
+            with idx.store.lock(wait):
+                idx.store.commit_settings(
+                    {
+                        "fusion": dataclasses.asdict(report.spec),
+                        "tuning": _summary(report, queries, qrels),
+                        "default_mode": mode,
+                    }
+                )
+        return report
+
+
+def _summary(
+    report: TuningReport,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
+    """What the manifest keeps of a tuning run (``ctxselect info`` shows it)."""
+    return {
+        "tuned": datetime.now(UTC).isoformat(timespec="seconds"),
+        "metric": report.metric,
+        "cv": round(report.cv, 6),
+        "in_sample": round(report.in_sample, 6),
+        "baselines": {k: round(v, 6) for k, v in report.baselines.items()},
+        "n_queries": report.n_queries,
+        "folds": len(report.folds),
+        "seed": report.seed,
+        "grid_size": report.grid_size,
+        "queries": os.fspath(queries),
+        "qrels": os.fspath(qrels) if qrels is not None else "",
+    }
+
+
 __all__ = [
     "FoldResult",
     "TuningReport",
@@ -293,4 +402,5 @@ __all__ = [
     "per_query_scores",
     "tune",
     "tune_fusion",
+    "tune_index",
 ]

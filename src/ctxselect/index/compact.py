@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect.config import MAX_DELTA_SEGMENTS
-from ctxselect.index.merge import compact, merge_deltas, new_rows
+from ctxselect.index.merge import new_rows
 from ctxselect.index.writer import ModeOps
 from ctxselect.stores.base import Store
 
@@ -60,7 +60,7 @@ def compact_store(
     for mode in names:
         seg, ops = snap.segments[mode], modes[mode]
         if ops.analysis not in done:
-            done[ops.analysis] = compact(seg.base, seg.deltas, mapping, len(live_order))
+            done[ops.analysis] = dict(ops.compact(seg.base, seg.deltas, mapping, len(live_order)))
         arrays[mode] = ops.finish(done[ops.analysis])
     dropped = 0 if first.dead is None else len(first.dead)
     store.commit_base(
@@ -78,13 +78,13 @@ def merge_store_deltas(store: Store, modes: Mapping[str, ModeOps]) -> int:
     names = [m for m in modes if m in snap.segments]
     if not names or len(snap.segments[names[0]].deltas) < 2:
         return 0
-    n_base = len(snap.segments[names[0]].base["lengths"])
+    n_base = int(snap.manifest["base"]["rows"])
     done: dict[str, dict[str, np.ndarray]] = {}
     arrays = {}
     for mode in names:
         ops = modes[mode]
         if ops.analysis not in done:
-            done[ops.analysis] = merge_deltas(snap.segments[mode].deltas)
+            done[ops.analysis] = dict(ops.merge(snap.segments[mode].deltas))
         arrays[mode] = done[ops.analysis]
     store.commit_deltas(
         arrays=arrays, rowids=snap.rowids[n_base:], expected_generation=snap.generation

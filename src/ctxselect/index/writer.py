@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from ctxselect.index.merge import compact as compact_postings
+from ctxselect.index.merge import merge_deltas as merge_postings
 from ctxselect.stores.base import Store
 from ctxselect.types import Chunk, Document
 
@@ -24,7 +26,11 @@ ChunkFn = Callable[[Document], list[Chunk]]
 """A chunker's ``chunk`` method; the facade passes it in so index/ stays free of chunk/."""
 
 RawArrays = Mapping[str, np.ndarray]
-"""Raw postings of some rows: ``vocab``, ``indptr``, ``rows``, ``tfs``, ``lengths``."""
+"""A mode's raw arrays of some rows: for keyword modes the postings ``vocab``, ``indptr``,
+``rows``, ``tfs``, ``lengths``; for dense, ``vectors`` and ``embedded``."""
+
+CompactFn = Callable[[RawArrays, Sequence[RawArrays], np.ndarray, int], Mapping[str, np.ndarray]]
+"""(base, deltas, new row of each global row or -1, live rows) -> raw arrays of the live rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +41,19 @@ class ModeOps:
         analysis: Names the text analysis; modes with equal names share one pass.
         analyze: Texts -> their raw postings (row i = text i).
         terms: One text -> its index terms, repeats kept (as ``analyze`` counts them).
-        finish: Raw postings of every live row, in chunk_id order -> the mode's stored
+        finish: Raw arrays of every live row, in chunk_id order -> the mode's stored
             base arrays (weights computed with the statistics of exactly those rows).
+        compact: Base, deltas and the row mapping -> raw arrays of the live rows in their
+            new order (default: merge postings, see ``index.merge``).
+        merge: Delta segments -> one delta segment holding all their rows, in order.
     """
 
     analysis: str
     analyze: Callable[[Sequence[str]], RawArrays]
     terms: Callable[[str], list[str]]
     finish: Callable[[RawArrays], Mapping[str, np.ndarray]]
+    compact: CompactFn = compact_postings
+    merge: Callable[[Sequence[RawArrays]], Mapping[str, np.ndarray]] = merge_postings
 
 
 def indexed_text(chunk: Chunk) -> str:

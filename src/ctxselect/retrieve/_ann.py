@@ -74,9 +74,17 @@ class HnswIndex:
         finally:
             os.unlink(path)
 
+    def delete(self, rows: np.ndarray) -> None:
+        """Leave ``rows`` out of every later search (rows deleted since the graph was built)."""
+        for row in np.asarray(rows, dtype=np.int64).tolist():
+            self.index.mark_deleted(row)
+        self.size -= len(rows)
+
     def candidates(self, query: np.ndarray, k: int) -> np.ndarray:
         """Return up to ``k`` rows whose vectors have the largest inner product with ``query``."""
         k = min(k, self.size)
+        if k < 1:
+            return np.zeros(0, dtype=np.int64)
         self.index.set_ef(max(self.ef, k))
         labels, _ = self.index.knn_query(np.asarray(query, dtype=np.float32)[None, :], k=k)
         return np.asarray(labels[0], dtype=np.int64)

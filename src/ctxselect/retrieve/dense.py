@@ -9,6 +9,13 @@ embedded and never returned.
 Modes that need an embedder register in :data:`EMBEDDING_MODES`, not in ``RETRIEVERS``:
 an index build makes every ``RETRIEVERS`` mode from the chunk table alone, and these
 cannot be made without a model (see docs/13-dense-hybrid.md).
+
+In a stored index, dense vectors live in segments like the keyword postings: a base
+segment (``vectors``, ``embedded``, ``model`` and, above the threshold, the HNSW graph
+``ann``) and one delta segment per update (``vectors``, ``embedded``). Before
+compaction, :func:`load_segments` searches the base (through its graph, deleted rows
+left out) and the deltas (exactly); compaction merges the vectors without embedding
+anything again and rebuilds the graph.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from ctxselect.config import DEFAULT_ANN_THRESHOLD
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.registry import Registry
 from ctxselect.retrieve._ann import HnswIndex
-from ctxselect.types import ChunkTable, Explanation, Hit
+from ctxselect.types import ChunkTable, Explanation, Hit, Rows, Segments
 
 EMBEDDING_MODES: Registry[Any] = Registry("mode")
 """Modes whose ``build``/``load`` also take an ``embedder``: ``dense`` and ``hybrid``."""
@@ -48,16 +55,81 @@ def check_k(k: int) -> None:
         raise ConfigError(f"k (number of hits) must be a whole number >= 1, got {k!r}")
 
 
-def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Return the rows of the ``k`` highest finite scores, best first, ties by row."""
+SCORE_NOISE = 1e-5
+"""How far apart BLAS may put two equal dot products: a float32 matrix-vector product
+sums a row differently by its position in the matrix (about 1e-7 on unit vectors), so
+rows this close to the k-th best score are re-scored exactly before ranking."""
+
+
+ANN_SLACK = 16
+"""Extra candidates asked of the graph beyond ``k``: rows tied with (or a rounding error
+from) the k-th best are re-scored exactly too, so ties break on chunk_id as in exact
+search instead of on the graph's visiting order."""
+
+
+def candidates(scores: np.ndarray, k: int, noise: float = SCORE_NOISE) -> np.ndarray:
+    """Return the rows that may be among the ``k`` best finite scores (ascending).
+
+    Every row within ``noise`` of the k-th best stays, so exact re-scoring decides.
+    """
     finite = np.isfinite(scores)
     rows = finite.nonzero()[0] if not finite.all() else np.arange(len(scores))
+    if len(rows) <= k:
+        return rows
     values = scores[rows]
-    if len(rows) > k:
-        kth = np.partition(values, len(values) - k)[len(values) - k]
-        keep = (values >= kth).nonzero()[0]
-        rows, values = rows[keep], values[keep]
-    return rows[np.lexsort((rows, -values))][:k]
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    return rows[values >= kth - noise]
+
+
+def exact_scores(vectors: Any, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Return the dot products of ``vectors[rows]`` with ``query``, each row summed the
+    same way wherever it lies (einsum, not BLAS): equal vectors get equal scores, in a
+    delta segment or in the base, so ties break on chunk_id as in a rebuild."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.float32)
+    block = np.asarray(vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
+    return np.einsum("ij,j->i", block, np.asarray(query, dtype=np.float32))
+
+
+def best_first(
+    rows: np.ndarray, values: np.ndarray, ids: Sequence[str] | None = None
+) -> np.ndarray:
+    """Return the positions of ``rows`` by descending value; ties by row, or by
+    ``ids[row]`` when given (rows not in chunk_id order)."""
+    if ids is None or len(np.unique(values)) == len(values):
+        return np.lexsort((rows, -values))
+    ranked = sorted(range(len(rows)), key=lambda i: (-float(values[i]), ids[int(rows[i])]))
+    return np.array(ranked, dtype=np.int64)
+
+
+class StackedVectors:
+    """Row blocks read as one matrix without copying them: the base segment's vectors
+    (memory-mapped), then each delta segment's. Supports what search needs: ``@`` a
+    query vector, row lookup, ``len`` and ``shape``."""
+
+    def __init__(self, parts: Sequence[np.ndarray]) -> None:
+        self.parts = [np.asarray(p, dtype=np.float32) for p in parts]
+        sizes = [len(p) for p in self.parts]
+        self.starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        self.shape = (int(self.starts[-1]), int(self.parts[0].shape[1]))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __matmul__(self, query: np.ndarray) -> np.ndarray:
+        return np.concatenate([p @ query for p in self.parts])
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        if isinstance(rows, int | np.integer):
+            block = int(np.searchsorted(self.starts, rows, side="right")) - 1
+            return self.parts[block][int(rows) - int(self.starts[block])]
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), self.shape[1]), dtype=np.float32)
+        blocks = np.searchsorted(self.starts, rows, side="right") - 1
+        for block in np.unique(blocks).tolist():
+            at = blocks == block
+            out[at] = self.parts[block][rows[at] - self.starts[block]]
+        return out
 
 
 def _encode(text: str) -> np.ndarray:
@@ -80,19 +152,42 @@ class DenseRetriever:
 
     def __init__(
         self,
-        table: ChunkTable,
+        table: Rows,
         embedder: Encoder,
-        vectors: np.ndarray,
+        vectors: np.ndarray | StackedVectors,
         embedded: np.ndarray,
         ann: HnswIndex | None = None,
+        ann_rows: int | None = None,
     ) -> None:
-        """Wrap vectors already computed; use :meth:`build` or :meth:`load` instead."""
+        """Wrap vectors already computed; use :meth:`build`, :meth:`load` or
+        :func:`load_segments` instead.
+
+        ``ann`` covers the first ``ann_rows`` rows (default: all); later rows (delta
+        segments) are searched exactly.
+        """
         self.table = table
         self.embedder = embedder
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.vectors: Any = (
+            vectors
+            if isinstance(vectors, StackedVectors)
+            else np.ascontiguousarray(vectors, dtype=np.float32)
+        )
         self.embedded = np.asarray(embedded, dtype=bool)
         self.ann = ann
+        self.ann_rows = len(self.embedded) if ann_rows is None else ann_rows
         self._mask = np.where(self.embedded, 0.0, -np.inf).astype(np.float32)
+        self._tail: Any = None  # rows after ann_rows, searched exactly next to the graph
+        # Delta rows follow the base's, so row order is not chunk_id order: ties need ids
+        # (None: rows are in chunk_id order and ties break on row).
+        self.tie_ids: Sequence[str] | None = (
+            table.chunk_ids if self.ann_rows < len(self.embedded) else None
+        )
+        if self.ann_rows < len(self.embedded):
+            stacked = self.vectors
+            if isinstance(stacked, StackedVectors) and self.ann_rows == int(stacked.starts[1]):
+                self._tail = StackedVectors(stacked.parts[1:])
+            else:
+                self._tail = self.vectors[np.arange(self.ann_rows, len(self.embedded))]
 
     @classmethod
     def build(
@@ -133,8 +228,7 @@ class DenseRetriever:
                 f"embedder {embedder.name!r} makes {embedder.dim} dimensions"
             )
         vectors = np.where(embedded[:, None], vectors, 0.0).astype(np.float32)
-        ann = HnswIndex.build(vectors, rows) if len(rows) >= ann_threshold else None
-        return cls(table, embedder, vectors, embedded, ann)
+        return cls(table, embedder, vectors, embedded, _graph(vectors, embedded, ann_threshold))
 
     @classmethod
     def load(
@@ -147,19 +241,7 @@ class DenseRetriever:
             IndexMismatchError: The index was embedded with another model, or covers a
                 different number of chunks than ``table``.
         """
-        missing = [name for name in ("vectors", "embedded", "model") if name not in arrays]
-        if missing:
-            raise IndexCorruptError(
-                f"the dense index lacks the arrays {', '.join(missing)}: rebuild it with "
-                f"`{REBUILD}`"
-            )
-        stored = _decode(arrays["model"])
-        if stored != embedder.model_id:
-            raise IndexMismatchError(
-                f"the dense index was embedded with {stored!r} but the embedder asked for is "
-                f"{embedder.model_id!r}: query with the same embedder, or rebuild with "
-                f"`{REBUILD}`"
-            )
+        check_model(arrays, embedder)
         vectors = np.asarray(arrays["vectors"], dtype=np.float32)
         embedded = np.asarray(arrays["embedded"], dtype=bool)
         if len(vectors) != len(table) or len(embedded) != len(table):
@@ -178,7 +260,11 @@ class DenseRetriever:
     def arrays(self) -> dict[str, np.ndarray]:
         """Vectors (float32), the embedded-row mask, the model id (UTF-8) and the graph."""
         out: dict[str, np.ndarray] = {
-            "vectors": self.vectors,
+            "vectors": (
+                self.vectors
+                if isinstance(self.vectors, np.ndarray)
+                else self.vectors[np.arange(len(self.embedded))]
+            ),
             "embedded": self.embedded.astype(np.uint8),
             "model": _encode(self.embedder.model_id),
         }
@@ -204,14 +290,17 @@ class DenseRetriever:
         """Return the best ``k`` rows and their cosines for one embedded query."""
         if not np.any(query_vector):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        query = np.asarray(query_vector, dtype=np.float32)
         if self.ann is not None and k < self.ann.size:
-            rows = self.ann.candidates(query_vector, k)
-            values = self.vectors[rows] @ np.asarray(query_vector, dtype=np.float32)
-            order = np.lexsort((rows, -values))[:k]
-            return rows[order], values[order]
-        scores = self.scores(query_vector)
-        rows = top_rows(scores, k)
-        return rows, scores[rows]
+            rows = self.ann.candidates(query, min(k + ANN_SLACK, self.ann.size))
+            if self._tail is not None:  # rows added since the graph: exact
+                tail = self._tail @ query + self._mask[self.ann_rows :]
+                rows = np.concatenate([rows, candidates(tail, k) + self.ann_rows])
+        else:
+            rows = candidates(self.scores(query), k)
+        values = exact_scores(self.vectors, rows, query)
+        order = best_first(rows, values, self.tie_ids)[:k]
+        return rows[order], values[order]
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Return the ``k`` chunks closest to ``query``: best first, ties by chunk_id."""
@@ -235,7 +324,8 @@ class DenseRetriever:
         """Give the cosine of ``chunk_id`` with ``query`` (a dense score has no terms)."""
         row = self.row(chunk_id)
         vector = self.embed_queries([query])[0]
-        score = float(self.vectors[row] @ vector) if self.embedded[row] else 0.0
+        score = float(exact_scores(self.vectors, np.array([row]), vector)[0])
+        score = score if self.embedded[row] else 0.0
         note = (
             f"cosine similarity of {self.embedder.model_id} embeddings (unit length, so the "
             f"dot product); the chunk is embedded as its header and text"
@@ -257,3 +347,125 @@ class DenseRetriever:
     def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Return the stored vectors of ``chunk_ids`` (zero rows for blank chunks)."""
         return self.vectors[[self.row(c) for c in chunk_ids]]
+
+
+def check_model(arrays: Mapping[str, np.ndarray], embedder: Encoder) -> None:
+    """Raise unless ``arrays`` hold a dense index embedded with ``embedder``'s model.
+
+    Raises:
+        IndexCorruptError: An array is missing.
+        IndexMismatchError: The index was embedded with another model; the message
+            names both and the rebuild command.
+    """
+    missing = [name for name in ("vectors", "embedded", "model") if name not in arrays]
+    if missing:
+        raise IndexCorruptError(
+            f"the dense index lacks the arrays {', '.join(missing)}: rebuild it with `{REBUILD}`"
+        )
+    stored = _decode(arrays["model"])
+    if stored != embedder.model_id:
+        raise IndexMismatchError(
+            f"the dense index was embedded with {stored!r} but the embedder asked for is "
+            f"{embedder.model_id!r}: query with the same embedder, or rebuild with `{REBUILD}`"
+        )
+
+
+def _graph(vectors: np.ndarray, embedded: np.ndarray, ann_threshold: int) -> HnswIndex | None:
+    """The HNSW graph of the embedded rows, or None below ``ann_threshold`` of them."""
+    rows = np.flatnonzero(embedded)
+    return HnswIndex.build(vectors, rows) if len(rows) >= ann_threshold else None
+
+
+def raw_vectors(vectors: np.ndarray, embedded: np.ndarray) -> dict[str, np.ndarray]:
+    """A dense delta segment: float32 vectors (zero rows where not embedded) and the mask."""
+    mask = np.asarray(embedded, dtype=bool)
+    clean = np.where(mask[:, None], np.asarray(vectors, dtype=np.float32), 0.0)
+    return {"vectors": clean.astype(np.float32), "embedded": mask.astype(np.uint8)}
+
+
+def base_arrays(
+    raw: Mapping[str, np.ndarray], model_id: str, ann_threshold: int = DEFAULT_ANN_THRESHOLD
+) -> dict[str, np.ndarray]:
+    """A dense base segment from the raw vectors of every live row (chunk_id order):
+    the vectors, the mask, the model id and, from ``ann_threshold`` embedded rows on,
+    the HNSW graph."""
+    vectors = np.ascontiguousarray(raw["vectors"], dtype=np.float32)
+    embedded = np.asarray(raw["embedded"], dtype=bool)
+    out: dict[str, np.ndarray] = {
+        "vectors": vectors,
+        "embedded": embedded.astype(np.uint8),
+        "model": _encode(model_id),
+    }
+    graph = _graph(vectors, embedded, ann_threshold)
+    if graph is not None:
+        out["ann"] = graph.to_array()
+    return out
+
+
+def compact_vectors(
+    base: Mapping[str, np.ndarray],
+    deltas: Sequence[Mapping[str, np.ndarray]],
+    mapping: np.ndarray,
+    n_live: int,
+) -> dict[str, np.ndarray]:
+    """Move every live row's vector to its row after compaction (nothing is re-embedded).
+
+    Args:
+        base: The base segment's arrays.
+        deltas: Each delta segment's raw vectors, in row order.
+        mapping: New row of each global row, -1 for dead rows (``index.merge.new_rows``).
+        n_live: Rows after compaction.
+    """
+    dim = int(np.shape(base["vectors"])[1])
+    vectors = np.zeros((n_live, dim), dtype=np.float32)
+    embedded = np.zeros(n_live, dtype=np.uint8)
+    offset = 0
+    for seg in (base, *deltas):
+        n = len(seg["embedded"])
+        target = mapping[offset : offset + n]
+        alive = np.flatnonzero(target >= 0)
+        vectors[target[alive]] = np.asarray(seg["vectors"])[alive]
+        embedded[target[alive]] = np.asarray(seg["embedded"])[alive]
+        offset += n
+    return {"vectors": vectors, "embedded": embedded}
+
+
+def merge_vectors(deltas: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Concatenate dense delta segments into one (rows in order, dead rows kept)."""
+    return {
+        "vectors": np.concatenate([np.asarray(d["vectors"], dtype=np.float32) for d in deltas]),
+        "embedded": np.concatenate([np.asarray(d["embedded"], dtype=np.uint8) for d in deltas]),
+    }
+
+
+def load_segments(rows: Rows, segments: Segments, embedder: Encoder) -> DenseRetriever:
+    """Load dense retrieval over ``rows`` from a stored base segment and its changes.
+
+    A compacted index loads as :meth:`DenseRetriever.load`. Otherwise the base's vectors
+    stay memory-mapped beside the deltas', deleted rows are masked (and left out of the
+    graph), and rows added since the graph was built are searched exactly.
+
+    Raises:
+        IndexMismatchError: The index was embedded with another model than ``embedder``.
+        IndexCorruptError: The segments do not fit each other or ``rows``.
+    """
+    base = segments.base
+    if segments.compacted:
+        return DenseRetriever.load(rows, base, embedder)  # type: ignore[arg-type]
+    check_model(base, embedder)
+    parts = [base["vectors"], *(d["vectors"] for d in segments.deltas)]
+    flags = [base["embedded"], *(d["embedded"] for d in segments.deltas)]
+    embedded = np.concatenate([np.asarray(f, dtype=bool) for f in flags])
+    if len(embedded) != len(rows) or any(np.shape(p)[1:] != (embedder.dim,) for p in parts):
+        raise IndexCorruptError(
+            f"the dense segments cover {len(embedded)} rows of {embedder.dim} dimensions "
+            f"but the index has {len(rows)} rows: rebuild it with `{REBUILD}`"
+        )
+    n_base = len(base["embedded"])
+    dead = np.asarray(segments.dead if segments.dead is not None else [], dtype=np.int64)
+    ann = HnswIndex.load(base["ann"], embedder.dim) if "ann" in base else None
+    if ann is not None:
+        gone = dead[dead < n_base]
+        ann.delete(gone[embedded[gone]])  # blank rows were never in the graph
+    embedded[dead] = False
+    return DenseRetriever(rows, embedder, StackedVectors(parts), embedded, ann, n_base)

@@ -46,6 +46,23 @@ class Snapshot:
     rowids: np.ndarray
 
 
+class VectorStore(Protocol):
+    """Embeddings kept by an index, by model id and chunk content hash, so re-indexing
+    never embeds an unchanged chunk twice (``ctxselect.embed.VectorCache`` and more)."""
+
+    def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """Return the stored vectors of ``model_id`` among ``keys``."""
+        ...
+
+    def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
+        """Store ``vectors`` (key -> vector) of ``model_id``."""
+        ...
+
+    def prune(self, model_id: str, keep: Sequence[str]) -> int:
+        """Keep only the vectors of ``model_id`` under ``keep``; return how many went."""
+        ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """Persistent home of one index."""
@@ -137,6 +154,14 @@ class Store(Protocol):
         self, *, arrays: ModeArrays, rowids: np.ndarray, expected_generation: int
     ) -> int:
         """Commit one delta segment that replaces every delta segment."""
+        ...
+
+    def commit_settings(self, keys: Mapping[str, Any]) -> int:
+        """Set manifest keys that change how the index is searched, as a new generation."""
+        ...
+
+    def vector_cache(self) -> VectorStore:
+        """Return the index's vectors by model and content hash (dense retrieval)."""
         ...
 
     def close(self) -> None:

@@ -33,13 +33,16 @@ from ctxselect.stores.base import Snapshot
 from ctxselect.stores.embedded import files
 from ctxselect.stores.embedded.lock import WriterLock
 from ctxselect.stores.embedded.rows import LazyRows, eager_table
+from ctxselect.stores.embedded.vectors import TABLE as VECTORS_TABLE
+from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 from ctxselect.stores.embedded.writes import Writes
 from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
 
 SCHEMA_VERSION = 2
 FILE_NAME = "index.sqlite"
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL,
@@ -58,6 +61,9 @@ CREATE TABLE IF NOT EXISTS dead_terms (
     mode TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (mode, term)) WITHOUT ROWID;
 """
+    + VECTORS_TABLE
+    + ";"
+)
 
 CHUNK_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
 
@@ -459,6 +465,10 @@ class SQLiteStore(Writes):
                 f"`ctxselect verify --index {self.folder}` and rebuild the index"
             )
         return deltas, rowids
+
+    def vector_cache(self) -> SQLiteVectorCache:
+        """The index's vectors by model and content hash (see ``stores.embedded.vectors``)."""
+        return SQLiteVectorCache(self._conn, self._lock)
 
     def lock(self, wait: float = 0.0) -> WriterLock:
         """Return the writer lock of this folder (use it as a context manager)."""

@@ -8,6 +8,7 @@ chunks (no orphan, none missing, none twice); every array is complete and consis
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,29 @@ def _postings(name: str, arrays: Mapping[str, np.ndarray], n_rows: int) -> list[
     return [] if ok else [f"{name} postings are inconsistent (sizes, ranges or order)"]
 
 
+def _vectors(name: str, arrays: Mapping[str, np.ndarray], n_rows: int | None) -> list[str]:
+    """Check one dense segment: a row per chunk, finite vectors, blank rows all zero."""
+    missing = [k for k in ("vectors", "embedded") if k not in arrays]
+    if missing:
+        return [f"{name} lacks the arrays {', '.join(missing)}"]
+    vectors = np.asarray(arrays["vectors"])
+    embedded = np.asarray(arrays["embedded"]).astype(bool)
+    ok = (
+        vectors.ndim == 2
+        and len(vectors) == len(embedded)
+        and (n_rows is None or len(embedded) == n_rows)
+        and bool(np.isfinite(vectors).all())
+        and not bool(np.any(vectors[~embedded]))
+    )
+    return [] if ok else [f"{name} vectors are inconsistent (rows, shape or values)"]
+
+
+def _delta_sizes(store: SQLiteStore, segs: list[int]) -> list[int]:
+    """Rows of each delta segment (its ``rowids``), in the manifest's order."""
+    found = dict(store._conn.execute("SELECT seg, shape FROM deltas WHERE name = 'rowids'"))
+    return [int(json.loads(found[seg])[0]) if seg in found else -1 for seg in segs]
+
+
 def _segments(store: SQLiteStore) -> list[str]:
     """The segments' rows are exactly the live chunks, and every array is consistent."""
     snap = store.snapshot(eager=False)
@@ -108,7 +132,18 @@ def _segments(store: SQLiteStore) -> list[str]:
     if present - dead != live:
         extra, lost = len(present - dead - live), len(live - (present - dead))
         problems.append(f"segment rows and chunks differ: {extra} orphan rows, {lost} missing")
+    n_base_rows = int(snap.manifest["base"]["rows"])
+    sizes = _delta_sizes(store, snap.manifest.get("segments") or [])
     for mode, seg in snap.segments.items():
+        if "vectors" in seg.base:
+            problems += _vectors(f"the {mode} base segment", seg.base, n_base_rows)
+            if "model" not in seg.base:
+                problems.append(f"the {mode} base segment does not name its model")
+            if len(seg.deltas) != len(sizes):
+                problems.append(f"{mode} has {len(seg.deltas)} of {len(sizes)} delta segments")
+            for i, (delta, n) in enumerate(zip(seg.deltas, sizes, strict=False), 1):
+                problems += _vectors(f"{mode} delta segment {i}", delta, n)
+            continue
         n_base = len(seg.base.get("lengths", ()))
         problems += _postings(f"the {mode} base segment", seg.base, n_base)
         if "weights" not in seg.base:

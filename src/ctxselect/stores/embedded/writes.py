@@ -163,6 +163,20 @@ class Writes:
             _COMMITS[0] += 1
         return expected_generation + 1
 
+    def commit_settings(self, keys: Mapping[str, Any]) -> int:
+        """Set manifest keys that change how the index is searched (no segment changes),
+        as a new generation, so every open index reloads them; return it."""
+        try:
+            with self.transaction():
+                current = self.read_manifest()
+                generation = int(current.get("generation", 0)) + 1
+                self._set_manifest({**keys, "generation": generation})
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise files.write_error(self.folder, exc) from exc
+        finally:
+            _COMMITS[0] += 1
+        return generation
+
     def remove_orphans(self) -> list[str]:
         """Delete base files the committed manifest does not name (writer lock held).
 
