@@ -14,7 +14,17 @@ STAGES = {"ingest", "chunk", "tokens", "index", "retrieve", "rerank", "budget", 
 ALLOWED = {("chunk", "tokens"), ("index", "stores")}
 READ_PATH = {"retrieve", "budget"}
 # The facade: the only modules that compose stages (the CLI and MCP server call these).
-FACADE = {"api", "experiments", "sessions", "examples", "indexing", "sweeps", "tuning"}
+FACADE = {
+    "api",
+    "embedding",
+    "examples",
+    "experiments",
+    "indexing",
+    "sessions",
+    "sweeps",
+    "tuning",
+    "watching",
+}
 WRITE_PATH = {"ingest", "chunk", "index"}
 
 

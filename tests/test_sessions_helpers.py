@@ -2,6 +2,7 @@
 
 Three guides with four sections each; with 80-token markdown chunks every section is its
 own chunk, so two questions about one topic share chunks and a session sees repeats.
+A second corpus (``write_guide``) has a section split into three chunks, for promotion.
 """
 
 from __future__ import annotations
@@ -85,3 +86,25 @@ def build(tmp_path: Path) -> tuple[Path, str]:
     folder = str(tmp_path / "ix")
     api.index_paths([corpus], folder, chunk=CHUNK)
     return corpus, folder
+
+
+ALPHA = "The alpha cache keeps recent entries in memory for quick reuse by readers. " * 2
+WEATHER = "The weather report mentions clouds, rain and wind over the northern hills today. " * 2
+OLDEST = "When the alpha cache fills up, the oldest entries leave the cache first. " * 2
+GUIDE = (
+    f"# Guide\n\nIntro text about nothing in particular.\n\n## Tuning\n\n{ALPHA}\n\n"
+    f"{WEATHER}\n\n{OLDEST}\n\n## Other\n\nSomething else entirely about gardening.\n"
+)
+
+
+def write_guide(root: Path) -> Path:
+    """A markdown corpus whose "Tuning" section splits into three 40-token chunks.
+
+    The query "alpha cache entries" matches the first and last of them but not the
+    middle one, so without promotion the selection has two pieces with a gap, and with
+    promotion one piece: the whole section.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (root / "other.md").write_text("# Garden\n\nWater tomatoes in the morning.\n")
+    return root

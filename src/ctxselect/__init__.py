@@ -24,7 +24,6 @@ from ctxselect.indexing import (
     compact_index,
     remove_documents,
     verify_index,
-    watch_paths,
 )
 from ctxselect.types import (
     Chunk,
@@ -38,6 +37,7 @@ from ctxselect.types import (
     Selection,
     VerifyReport,
 )
+from ctxselect.watching import watch_paths
 
 __all__ = [
     "BM25Params",

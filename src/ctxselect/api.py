@@ -35,6 +35,7 @@ from ctxselect.config import (
 from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
 from ctxselect.indexing import index_paths
 from ctxselect.retrieve import dense as _dense
+from ctxselect.retrieve import dense_segments as _dense_segments
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
 from ctxselect.retrieve.hybrid import HybridRetriever
 from ctxselect.stores.base import Snapshot
@@ -235,7 +236,7 @@ class Index:
     @property
     def fusion(self) -> FuseSpec:
         """How ``hybrid`` fuses: the spec ``tune`` stored, else plain RRF (k = 60)."""
-        stored = self.manifest.get("fusion")
+        stored = self._snapshot().manifest.get("fusion")
         return FuseSpec(**stored) if isinstance(stored, dict) else FuseSpec()
 
     def _embedding_mode(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
@@ -247,7 +248,7 @@ class Index:
                 f"it with `ctxselect index --index {self.path} --embedder {embedder.name}`"
             )
         if mode == "dense":
-            return _dense.load_segments(snap.rows, snap.segments["dense"], embedder)
+            return _dense_segments.load_segments(snap.rows, snap.segments["dense"], embedder)
         dense = cache.get("dense") or self.retriever("dense")
         keyword = cache.get("bm25") or self.retriever("bm25")
         return HybridRetriever(keyword, dense, self.fusion)  # type: ignore[arg-type]
@@ -400,7 +401,7 @@ class Index:
             disk_bytes=self.store.disk_bytes(),
             schema_version=SCHEMA_VERSION,
             settings=settings,
-            modes=tuple(self.manifest.get("modes", [])),
+            modes=self.modes(),
             created=str(self.manifest.get("created", "")),
             updated=str(self.manifest.get("updated", "")),
             generation=snap.generation,
@@ -410,6 +411,11 @@ class Index:
             compacted=str(snap.manifest.get("compacted", snap.manifest.get("created", ""))),
             avgdl_drift=_retrieve.length_drift(bm25) if bm25 is not None else 0.0,
         )
+
+    def modes(self) -> tuple[str, ...]:
+        """The retrieval modes this index can search (hybrid wherever dense is stored)."""
+        stored = tuple(self.manifest.get("modes", []))
+        return (*stored, "hybrid") if "dense" in stored and "bm25" in stored else stored
 
     def close(self) -> None:
         """Close the underlying store."""

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
+from ctxselect import embed as _embed
 from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
 from ctxselect import tokens as _tokens
-from ctxselect.api import Index, index_paths, open_index, retriever_for
+from ctxselect.api import Index, index_paths, names, open_index, retriever_for
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_INDEX_DIR,
@@ -30,10 +31,17 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
 )
+from ctxselect.embedding import NO_EMBEDDER
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import Comparison, SessionCost, session_cost
 from ctxselect.retrieve.base import Retriever
-from ctxselect.sweeps import MemoCounter, measure_budgets, selection_depth
+from ctxselect.sweeps import (
+    MemoCounter,
+    check_keyword_modes,
+    keyword_modes,
+    measure_budgets,
+    selection_depth,
+)
 from ctxselect.types import Chunk, Document, Qrels
 
 __all__ = [
@@ -65,7 +73,8 @@ class EvalResult:
 
     ``metrics`` holds ranking metrics (``ndcg@10``) and, for each budget, the budget
     metrics (``recall@2000t``, ``relevant-tokens@2000t``, ``tokens_used@2000t``,
-    ``chunks@2000t``). ``excluded_no_relevant`` counts queries left out because nothing
+    ``chunks@2000t``). ``embedder`` is the model id of the index's dense vectors ("" when
+    it has none). ``excluded_no_relevant`` counts queries left out because nothing
     judged for them is relevant; ``unknown_queries_in_qrels`` judged queries missing from
     the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
     the corpus; ``spans_beyond_text`` span labels past their document's end.
@@ -92,6 +101,7 @@ class EvalResult:
     unknown_queries_in_qrels: int = 0
     spans_beyond_text: int = 0
     per_query_path: str = ""
+    embedder: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +157,7 @@ def evaluate_corpus(
     per_query: bool = False,
     per_query_out: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    embedder: _embed.Embedder | str | None = None,
 ) -> EvalResult:
     """Index ``corpus`` (or reuse its index), run every query, and score the run.
 
@@ -173,9 +184,12 @@ def evaluate_corpus(
         per_query: Keep per-query values in the result.
         per_query_out: Write per-query values here, one JSON object per line.
         progress: Progress bars on stderr.
+        embedder: Embed the chunks for the ``dense`` and ``hybrid`` modes: a name
+            (``minilm``, ``hash``) or an embedder; default: the index's own, if any.
 
     Raises:
-        ConfigError: A metric, level, packer or format is invalid.
+        ConfigError: A metric, level, packer or format is invalid, or a mode needs an
+            embedder and the index has none.
         InputError: An input file is malformed, or no query has a relevant document.
     """
     _eval.check_level(level)
@@ -187,8 +201,13 @@ def evaluate_corpus(
     _budget.FORMATS.check(format)
     depth = max((spec.k for spec in ranking), default=1)
     folder = os.fspath(index) if index else default_eval_index(corpus)
-    report = index_paths([corpus], folder, chunk=chunk, bm25=bm25, progress=progress)
-    with open_index(folder) as idx:
+    if isinstance(embedder, str) and embedder != NO_EMBEDDER:
+        embedder = _embed.make_embedder(embedder)  # one model for the chunks and the queries
+    report = index_paths(
+        [corpus], folder, chunk=chunk, bm25=bm25, progress=progress, embedder=embedder
+    )
+    with open_index(folder, embedder=None if isinstance(embedder, str) else embedder) as idx:
+        _check_dense(idx, mode)
         doc_ids = set(idx.table.doc_ids)
         labeled = _eval.load_labeled_set(
             queries, qrels, spans, doc_ids, lambda d: len(idx.get_document(d).text)
@@ -230,7 +249,17 @@ def evaluate_corpus(
         unknown_queries_in_qrels=labeled.unknown_queries,
         spans_beyond_text=labeled.spans_beyond_text,
         per_query_path=os.fspath(per_query_out) if per_query_out else "",
+        embedder=str((idx.manifest.get("embedder") or {}).get("model_id", "")),
     )
+
+
+def _check_dense(idx: Index, mode: str) -> None:
+    """Fail early, naming the eval flag, when ``mode`` needs vectors the index lacks."""
+    if mode in names("mode") and mode not in keyword_modes() and not idx.manifest.get("embedder"):
+        raise ConfigError(
+            f"mode {mode} ranks by dense vectors and index {idx.path} has none: add "
+            f"--embedder minilm (or hash, a model-free stand-in) to `ctxselect eval`"
+        )
 
 
 def _ranked_run(
@@ -299,6 +328,7 @@ def run_lab(
     inside the selection (budget table). Budgets count tokens in ``tokenizer``, framing
     included, as ``ctxselect select`` does.
     """
+    check_keyword_modes([mode], "lab")
     labeled = _eval.read_labeled(queries)
     if not labeled:
         raise InputError(f"{queries}: no labeled queries; expected lines like "

@@ -8,60 +8,44 @@ other processes keep reading the last committed generation meanwhile.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ctxselect import chunk as _chunk
-from ctxselect import embed as _embed
+from ctxselect import embedding as _embedding
 from ctxselect import ingest as _ingest
 from ctxselect import retrieve as _retrieve
 from ctxselect.config import (
-    DEFAULT_ANN_THRESHOLD,
     DEFAULT_COMPACT_FRACTION,
-    DEFAULT_MODE,
-    DEFAULT_WATCH_INTERVAL,
     BM25Params,
     ChunkSpec,
     resolve_index_dir,
     settings_from_manifest,
 )
-from ctxselect.errors import ConfigError, CtxselectError, IndexMismatchError, IndexNotFoundError
+from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError
 from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import Plan, moved_chunks, plan_changes, under_roots, unreadable_ids
-from ctxselect.index.watch import fingerprint
 from ctxselect.index.writer import (
     ModeOps,
     chunk_documents,
-    indexed_text,
     write_full,
     write_update,
 )
-from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
 from ctxselect.retrieve.base import RETRIEVERS
-from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
-from ctxselect.stores.embedded.vectors import SQLiteVectorCache
+from ctxselect.stores.embedded.sqlite import SQLiteStore
 from ctxselect.stores.embedded.verify import verify_store
 from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
 PathArg = str | os.PathLike[str]
-EmbedderArg = str | _embed.Embedder | None
-"""An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
-``"none"`` to drop dense retrieval, or None to keep the index's own."""
-NO_EMBEDDER = "none"
 
 
 def _now() -> str:
@@ -90,7 +74,7 @@ def stored_mode_ops(
     modes = mode_ops(bm25, stored or None)
     dense = manifest.get("embedder")
     if "dense" in (manifest.get("modes") or []) and isinstance(dense, dict):
-        modes["dense"] = dense_ops(dense, store.vector_cache(), progress=progress)
+        modes["dense"] = _embedding.dense_ops(dense, store.vector_cache(), progress=progress)
     return modes
 
 
@@ -106,113 +90,6 @@ def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]]
         return cls.arrays_from_postings(raw_postings(raw), **params)
 
     return finish
-
-
-class _ModelChanged(IndexMismatchError):
-    """The installed embedder of the index's name makes other vectors than it holds."""
-
-    def __init__(self, message: str, model: _embed.Embedder) -> None:
-        super().__init__(message)
-        self.model = model
-
-
-class _LazyEmbedder:
-    """The index's embedder, made on first use: an update whose chunks are all in the
-    vector cache never loads the model. Checks the model is the one the index records."""
-
-    def __init__(self, spec: Mapping[str, Any], given: _embed.Embedder | None) -> None:
-        self.name = str(spec["name"])
-        self.dim = int(spec["dim"])
-        self.model_id = str(spec["model_id"])
-        self._model = given
-
-    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        if self._model is None:
-            made = _embed.make_embedder(self.name)
-            if made.model_id != self.model_id:
-                raise _ModelChanged(
-                    f"the index was embedded with {self.model_id!r} but the installed "
-                    f"{self.name!r} embedder is {made.model_id!r}: re-embed it with "
-                    f"`ctxselect index --embedder {self.name}`",
-                    made,
-                )
-            self._model = made
-        return self._model.embed(texts, query=query)
-
-
-def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> dict[str, Any]:
-    """What the manifest records of an index's embedder (``manifest["embedder"]``)."""
-    return {
-        "name": embedder.name,
-        "model_id": embedder.model_id,
-        "dim": int(embedder.dim),
-        "ann_threshold": int(ann_threshold),
-    }
-
-
-def dense_ops(
-    spec: Mapping[str, Any],
-    cache: SQLiteVectorCache,
-    *,
-    given: _embed.Embedder | None = None,
-    progress: bool = False,
-) -> ModeOps:
-    """The write-path operations of dense retrieval with the embedder ``spec`` names.
-
-    Chunks are embedded through the index's vector cache (by content hash), in batches,
-    with a progress bar; blank chunks are never embedded.
-    """
-    model = _embed.CachedEmbedder(_LazyEmbedder(spec, given), cache, progress=progress)
-    threshold = int(spec.get("ann_threshold", DEFAULT_ANN_THRESHOLD))
-
-    def analyze(texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        embedded = np.array([not _embed.is_blank(t) for t in texts], dtype=bool)
-        return _dense.raw_vectors(model.embed(texts), embedded)
-
-    def finish(raw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
-        return _dense.base_arrays(raw, model.model_id, threshold)
-
-    return ModeOps(
-        analysis=f"dense:{model.model_id}",
-        analyze=analyze,
-        terms=lambda _text: [],
-        finish=finish,
-        compact=_dense.compact_vectors,
-        merge=_dense.merge_vectors,
-    )
-
-
-def _resolve_embedder(
-    manifest: Mapping[str, Any], embedder: EmbedderArg, ann_threshold: int | None
-) -> tuple[dict[str, Any] | None, _embed.Embedder | None]:
-    """The embedder spec the index will record, and the embedder object if one was given."""
-    old = manifest.get("embedder")
-    if ann_threshold is not None and (
-        isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
-    ):
-        raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
-    if isinstance(embedder, str) and embedder == NO_EMBEDDER:
-        return None, None
-    if embedder is None:
-        if not isinstance(old, dict):
-            if ann_threshold is not None:
-                raise ConfigError(
-                    "ann_threshold needs dense retrieval: give an embedder too "
-                    "(`ctxselect index --embedder minilm --ann-threshold N`)"
-                )
-            return None, None
-        threshold = ann_threshold if ann_threshold is not None else old.get("ann_threshold")
-        return {**old, "ann_threshold": int(threshold or DEFAULT_ANN_THRESHOLD)}, None
-    threshold = ann_threshold
-    if threshold is None:
-        threshold = old.get("ann_threshold") if isinstance(old, dict) else None
-    threshold = int(threshold or DEFAULT_ANN_THRESHOLD)
-    if isinstance(embedder, str):
-        if isinstance(old, dict) and old.get("name") == embedder:
-            return {**old, "ann_threshold": threshold}, None  # the model loads if needed
-        made = _embed.make_embedder(embedder)
-        return embedder_spec(made, threshold), made
-    return embedder_spec(embedder, threshold), embedder
 
 
 def _commit(
@@ -271,7 +148,7 @@ def _write(
     progress: bool,
     compact_fraction: float | None,
     keep: Callable[[str], bool] = lambda _doc_id: False,
-    embedder: EmbedderArg = None,
+    embedder: _embedding.EmbedderArg = None,
     ann_threshold: int | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
@@ -282,7 +159,7 @@ def _write(
     manifest = store.read_manifest()
     old_chunk, old_bm25 = settings_from_manifest(manifest)
     chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
-    dense, given = _resolve_embedder(manifest, embedder, ann_threshold)
+    dense, given = _embedding.resolve_embedder(manifest, embedder, ann_threshold)
     known = "chunk" in manifest
     changed = known and (chunk != old_chunk or bm25 != old_bm25)
     dense_changed = known and dense != manifest.get("embedder")
@@ -297,7 +174,9 @@ def _write(
     model_changed = known and (dense or {}).get("model_id") != old_model
     modes = mode_ops(bm25)
     if dense is not None:
-        modes["dense"] = dense_ops(dense, store.vector_cache(), given=given, progress=progress)
+        modes["dense"] = _embedding.dense_ops(
+            dense, store.vector_cache(), given=given, progress=progress
+        )
     stored = manifest.get("modes")
     has_base = isinstance(manifest.get("base"), dict)
     rebuild = not has_base or changed or (complete and set(stored or []) != set(modes))
@@ -321,7 +200,7 @@ def _write(
         "chunk": dataclasses.asdict(chunk),
         "bm25": dataclasses.asdict(bm25),
         "modes": list(modes),
-        "default_mode": _default_mode(manifest, dense),
+        "default_mode": _embedding.default_mode(manifest, dense),
         "embedder": dense,
         "fusion": manifest.get("fusion") if not model_changed else None,
         "tuning": manifest.get("tuning") if not model_changed else None,
@@ -332,21 +211,9 @@ def _write(
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
     if plan.full and dense is not None:
-        _prune_vectors(store, dense)
+        _embedding.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
-
-
-def _default_mode(manifest: Mapping[str, Any], dense: Mapping[str, Any] | None) -> str:
-    """The index's default mode; a mode needing dense retrieval falls back without it."""
-    mode = str(manifest.get("default_mode", DEFAULT_MODE))
-    return mode if dense is not None or mode not in _dense.EMBEDDING_MODES.names() else DEFAULT_MODE
-
-
-def _prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
-    """After a full build: keep only the vectors of the live chunks, current model."""
-    keys = [_embed.text_key(indexed_text(c)) for c in store.iter_chunks()]
-    store.vector_cache().prune(str(dense["model_id"]), keys)
 
 
 def _report(
@@ -402,7 +269,7 @@ def index_paths(
     progress: bool = False,
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
-    embedder: EmbedderArg = None,
+    embedder: _embedding.EmbedderArg = None,
     ann_threshold: int | None = None,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
@@ -459,7 +326,7 @@ def index_paths(
             )
             try:
                 plan, compacted = write(embedder=embedder)
-            except _ModelChanged as exc:
+            except _embedding.ModelChanged as exc:
                 if not isinstance(embedder, str):
                     raise
                 # Named explicitly: the installed model is wanted, so re-embed everything
@@ -480,7 +347,7 @@ def add_documents(
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     progress: bool = False,
-    embedder: EmbedderArg = None,
+    embedder: _embedding.EmbedderArg = None,
 ) -> IndexReport:
     """Insert or replace ``documents`` (by ``doc_id``) without touching any other document.
 
@@ -634,97 +501,15 @@ def verify_index(index: PathArg | None = None) -> VerifyReport:
         store.close()
 
 
-def _roots_of(folder: str) -> list[str]:
-    if not (Path(folder) / FILE_NAME).is_file():
-        return []
-    store = _open(folder)
-    try:
-        return [str(r) for r in store.read_manifest().get("roots", [])]
-    finally:
-        store.close()
-
-
-@contextlib.contextmanager
-def _stop_on_ctrl_c() -> Iterator[threading.Event]:
-    """Turn the first Ctrl-C into a stop flag the watch loop checks between index runs.
-
-    A KeyboardInterrupt raised at an arbitrary point could land inside the store's own
-    locking; a flag lets the current run finish and the loop end cleanly. A second
-    Ctrl-C raises as usual. Outside the main thread no handler can be installed, and
-    the flag is only set by the caller.
-    """
-    stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def handle(signum: int, frame: object) -> None:
-        stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    signal.signal(signal.SIGINT, handle)
-    try:
-        yield stop
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def watch_paths(
-    paths: Sequence[PathArg] = (),
-    index: PathArg | None = None,
-    *,
-    interval: float = DEFAULT_WATCH_INTERVAL,
-    on_report: Callable[[IndexReport], object] | None = None,
-    max_runs: int | None = None,
-    **options: Any,
-) -> int:
-    """Keep an index current: index now, then re-index whenever files under the roots change.
-
-    Polls the roots' file sizes and modification times every ``interval`` seconds (no
-    platform file-event API needed) and runs :func:`index_paths` on a change. Ends on
-    Ctrl-C (KeyboardInterrupt) or after ``max_runs`` index runs; returns the runs made.
-    Options are those of :func:`index_paths`.
-    """
-    if interval <= 0:
-        raise ConfigError(f"the watch interval must be > 0 seconds, got {interval}")
-    folder = os.path.abspath(resolve_index_dir(index))
-    runs = 0
-    with _stop_on_ctrl_c() as stop:
-        try:
-            roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
-            seen = fingerprint(roots, folder)
-            report = index_paths(paths, folder, **options)
-            runs += 1
-            if on_report is not None:
-                on_report(report)
-            roots = _roots_of(folder)
-            while (max_runs is None or runs < max_runs) and not stop.wait(interval):
-                now = fingerprint(roots, folder)
-                if now == seen:
-                    continue
-                seen = now  # taken before the run: a change during it triggers another
-                report = index_paths([], folder, **options)
-                runs += 1
-                if on_report is not None:
-                    on_report(report)
-        except KeyboardInterrupt:
-            pass  # a second Ctrl-C: any write in progress rolled back or committed whole
-    return runs
-
-
 __all__ = [
     "add_documents",
     "add_paths",
     "compact_index",
-    "dense_ops",
-    "embedder_spec",
     "index_paths",
     "mode_ops",
     "remove_documents",
     "stored_mode_ops",
     "verify_index",
-    "watch_paths",
 ]
 
 _ = _retrieve  # the import registers every retrieval mode

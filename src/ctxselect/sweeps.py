@@ -25,9 +25,9 @@ from ctxselect import tokens as _tokens
 from ctxselect._require import require
 from ctxselect.api import names, retriever_for
 from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec
-from ctxselect.errors import InputError, UnknownNameError
+from ctxselect.errors import ConfigError, InputError, UnknownNameError
 from ctxselect.eval import SweepGrid, SweepReport
-from ctxselect.retrieve.base import Retriever
+from ctxselect.retrieve.base import RETRIEVERS, Retriever
 from ctxselect.types import Chunk, Document, Hit
 
 SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
@@ -166,7 +166,29 @@ def sweep_grid(
     return grid
 
 
+def keyword_modes() -> list[str]:
+    """The modes a sweep (or the lab) builds in memory: every mode but dense and hybrid."""
+    return RETRIEVERS.names()
+
+
+def check_keyword_modes(modes: Sequence[str], command: str = "sweep") -> None:
+    """Refuse dense and hybrid: ``command`` builds retrievers in memory, without a model.
+
+    Raises:
+        ConfigError: A mode needs an embedder.
+    """
+    for mode in modes:
+        if mode in names("mode") and mode not in keyword_modes():
+            raise ConfigError(
+                f"{command} measures the keyword modes ({', '.join(keyword_modes())}), built "
+                f"in memory; mode {mode} needs an embedder and a stored index: evaluate it "
+                f"with `ctxselect eval --mode {mode} --embedder minilm` (or --embedder hash "
+                f"for a quick model-free check)"
+            )
+
+
 def _check_grid(grid: SweepGrid) -> None:
+    check_keyword_modes(grid.modes)
     for kind, values in [
         ("chunker", grid.chunkers),
         ("mode", grid.modes),

@@ -26,7 +26,7 @@ import numpy as np
 
 from ctxselect import eval as _eval
 from ctxselect.api import open_index
-from ctxselect.config import DEFAULT_FUSE_DEPTH, FuseSpec
+from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.retrieve import RETRIEVERS
@@ -324,7 +324,8 @@ def tune_index(
     The index's own bm25 and dense retrieval are searched (nothing is rebuilt). The
     chosen spec, with the cross-validated figures, goes into the index manifest, and
     ``search``, ``select`` and the MCP server use it for ``hybrid`` from then on. The
-    default mode becomes ``hybrid`` when its out-of-sample figure beats bm25 alone.
+    default mode becomes ``hybrid`` when its out-of-sample figure beats bm25 alone, and
+    goes back to bm25 when a later run finds it no longer does.
 
     Args:
         index: The index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
@@ -357,9 +358,13 @@ def tune_index(
             seed=seed,
             metric=metric,
         )
-        mode = str(idx.manifest.get("default_mode", "bm25"))
+        before = str(idx.manifest.get("default_mode", DEFAULT_MODE))
         if report.cv > report.baselines["keyword"]:
             mode = "hybrid"
+        elif before == "hybrid":
+            mode = DEFAULT_MODE  # this run finds hybrid no longer beats bm25 alone
+        else:
+            mode = before
         report = dataclasses.replace(report, index=idx.path, default_mode=mode)
         if write:
             with idx.store.lock(wait):

@@ -91,7 +91,10 @@ def test_reindex_unchanged_reports_no_work(index, corpus):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["search", "x", "--mode", "nope"], "unknown mode 'nope': choose one of bm25, tfidf"),
+        (
+            ["search", "x", "--mode", "nope"],
+            "unknown mode 'nope': choose one of bm25, dense, hybrid, tfidf",
+        ),
         (["select", "x", "--budget", "100", "--packer", "nope"], "unknown packer 'nope'"),
         (["select", "x", "--budget", "100", "--format", "nope"], "unknown format 'nope'"),
         (["explain", "x", "--chunk-id", "nope#0"], "chunk 'nope#0' is not in this index"),

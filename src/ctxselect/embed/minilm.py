@@ -37,6 +37,13 @@ def model_dir() -> str:
     return str(package.get_model_path())
 
 
+def quiet_loading() -> None:
+    """Turn off transformers' "Loading weights" bar: loading takes a second, and ctxselect
+    shows its own bar for the work that takes long (embedding)."""
+    transformers = require("transformers", extra="dense", feature=_FEATURE)
+    transformers.utils.logging.disable_progress_bar()
+
+
 @EMBEDDERS.register("minilm")
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions, mean pooling, unit length) through torch, offline.
@@ -72,6 +79,7 @@ class MiniLMEmbedder:
         folder = model_dir()
         package = require(MODEL_PACKAGE, extra="dense", feature=_FEATURE)
         st = require("sentence_transformers", extra="dense", feature=_FEATURE)
+        quiet_loading()
         if threads:
             require("torch", extra="dense", feature=_FEATURE).set_num_threads(threads)
         self.model: Any = st.SentenceTransformer(folder, device=device, local_files_only=True)

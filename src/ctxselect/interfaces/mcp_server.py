@@ -199,18 +199,42 @@ def _add_read_tools(server: MCPServer, service: sessions.Sessions) -> None:
         refresh: Annotated[
             bool, Field(description="Send chunks this session already received again.")
         ] = False,
+        mmr: Annotated[
+            float | None,
+            Field(
+                description="Diversity: reorder the ranked chunks by maximal marginal relevance "
+                "with this lambda from 0 to 1 (1: relevance only; 0.5-0.7 drops near-duplicates). "
+                "Needs an index with dense vectors; default: off.",
+                json_schema_extra={"minimum": 0, "maximum": 1},
+            ),
+        ] = None,
+        promote: Annotated[
+            bool,
+            Field(
+                description="Send a whole section instead of its selected chunks when at least "
+                "two, and half, of its chunks were selected and it fits the budget."
+            ),
+        ] = False,
     ) -> ContextResult:
         """Return the best context for a query that fits a token budget.
 
         Chunks this session already received come back as short references ("already
         provided: chunk X from FILE lines a-b") and their tokens go to new material.
         Reports tokens_used, tokens_saved, the session's cumulative tokens, and what was
-        dropped for the budget.
+        dropped for the budget. mmr trades relevance for diversity; promote sends whole
+        sections.
         """
         key = session_key(ctx)
         return _call(
             lambda: service.select_context(
-                key, query, budget, mode=mode, detail=detail, refresh=refresh
+                key,
+                query,
+                budget,
+                mode=mode,
+                detail=detail,
+                refresh=refresh,
+                mmr=mmr,
+                promote=promote,
             )
         )
 

@@ -58,6 +58,9 @@ class CrossEncoderReranker:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder never needs the hub
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         st = require("sentence_transformers", extra="rerank", feature=_FEATURE)
+        require(
+            "transformers", extra="rerank", feature=_FEATURE
+        ).utils.logging.disable_progress_bar()
         self.model: Any = st.CrossEncoder(
             str(folder), max_length=max_length, device=device, local_files_only=True
         )

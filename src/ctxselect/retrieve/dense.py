@@ -3,8 +3,8 @@
 Exact search is one matrix-vector product over every chunk vector. Above
 ``ann_threshold`` chunks an HNSW graph (Malkov & Yashunin 2018, through hnswlib) picks
 candidates and the exact product re-scores them, so an ANN hit carries the same score
-as an exact one (up to float32 rounding). Chunks whose text is blank are never
-embedded and never returned.
+as an exact one (:func:`exact_scores`: bit for bit). Chunks whose text is blank are
+never embedded and never returned.
 
 Modes that need an embedder register in :data:`EMBEDDING_MODES`, not in ``RETRIEVERS``:
 an index build makes every ``RETRIEVERS`` mode from the chunk table alone, and these
@@ -29,7 +29,7 @@ from ctxselect.config import DEFAULT_ANN_THRESHOLD
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.registry import Registry
 from ctxselect.retrieve._ann import HnswIndex
-from ctxselect.types import ChunkTable, Explanation, Hit, Rows, Segments
+from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
 EMBEDDING_MODES: Registry[Any] = Registry("mode")
 """Modes whose ``build``/``load`` also take an ``embedder``: ``dense`` and ``hybrid``."""
@@ -132,11 +132,11 @@ class StackedVectors:
         return out
 
 
-def _encode(text: str) -> np.ndarray:
+def encode_text(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).copy()
 
 
-def _decode(blob: np.ndarray) -> str:
+def decode_text(blob: np.ndarray) -> str:
     return np.asarray(blob, dtype=np.uint8).tobytes().decode("utf-8")
 
 
@@ -228,7 +228,7 @@ class DenseRetriever:
                 f"embedder {embedder.name!r} makes {embedder.dim} dimensions"
             )
         vectors = np.where(embedded[:, None], vectors, 0.0).astype(np.float32)
-        return cls(table, embedder, vectors, embedded, _graph(vectors, embedded, ann_threshold))
+        return cls(table, embedder, vectors, embedded, graph_of(vectors, embedded, ann_threshold))
 
     @classmethod
     def load(
@@ -266,7 +266,7 @@ class DenseRetriever:
                 else self.vectors[np.arange(len(self.embedded))]
             ),
             "embedded": self.embedded.astype(np.uint8),
-            "model": _encode(self.embedder.model_id),
+            "model": encode_text(self.embedder.model_id),
         }
         if self.ann is not None:
             out["ann"] = self.ann.to_array()
@@ -362,7 +362,7 @@ def check_model(arrays: Mapping[str, np.ndarray], embedder: Encoder) -> None:
         raise IndexCorruptError(
             f"the dense index lacks the arrays {', '.join(missing)}: rebuild it with `{REBUILD}`"
         )
-    stored = _decode(arrays["model"])
+    stored = decode_text(arrays["model"])
     if stored != embedder.model_id:
         raise IndexMismatchError(
             f"the dense index was embedded with {stored!r} but the embedder asked for is "
@@ -370,102 +370,7 @@ def check_model(arrays: Mapping[str, np.ndarray], embedder: Encoder) -> None:
         )
 
 
-def _graph(vectors: np.ndarray, embedded: np.ndarray, ann_threshold: int) -> HnswIndex | None:
+def graph_of(vectors: np.ndarray, embedded: np.ndarray, ann_threshold: int) -> HnswIndex | None:
     """The HNSW graph of the embedded rows, or None below ``ann_threshold`` of them."""
     rows = np.flatnonzero(embedded)
     return HnswIndex.build(vectors, rows) if len(rows) >= ann_threshold else None
-
-
-def raw_vectors(vectors: np.ndarray, embedded: np.ndarray) -> dict[str, np.ndarray]:
-    """A dense delta segment: float32 vectors (zero rows where not embedded) and the mask."""
-    mask = np.asarray(embedded, dtype=bool)
-    clean = np.where(mask[:, None], np.asarray(vectors, dtype=np.float32), 0.0)
-    return {"vectors": clean.astype(np.float32), "embedded": mask.astype(np.uint8)}
-
-
-def base_arrays(
-    raw: Mapping[str, np.ndarray], model_id: str, ann_threshold: int = DEFAULT_ANN_THRESHOLD
-) -> dict[str, np.ndarray]:
-    """A dense base segment from the raw vectors of every live row (chunk_id order):
-    the vectors, the mask, the model id and, from ``ann_threshold`` embedded rows on,
-    the HNSW graph."""
-    vectors = np.ascontiguousarray(raw["vectors"], dtype=np.float32)
-    embedded = np.asarray(raw["embedded"], dtype=bool)
-    out: dict[str, np.ndarray] = {
-        "vectors": vectors,
-        "embedded": embedded.astype(np.uint8),
-        "model": _encode(model_id),
-    }
-    graph = _graph(vectors, embedded, ann_threshold)
-    if graph is not None:
-        out["ann"] = graph.to_array()
-    return out
-
-
-def compact_vectors(
-    base: Mapping[str, np.ndarray],
-    deltas: Sequence[Mapping[str, np.ndarray]],
-    mapping: np.ndarray,
-    n_live: int,
-) -> dict[str, np.ndarray]:
-    """Move every live row's vector to its row after compaction (nothing is re-embedded).
-
-    Args:
-        base: The base segment's arrays.
-        deltas: Each delta segment's raw vectors, in row order.
-        mapping: New row of each global row, -1 for dead rows (``index.merge.new_rows``).
-        n_live: Rows after compaction.
-    """
-    dim = int(np.shape(base["vectors"])[1])
-    vectors = np.zeros((n_live, dim), dtype=np.float32)
-    embedded = np.zeros(n_live, dtype=np.uint8)
-    offset = 0
-    for seg in (base, *deltas):
-        n = len(seg["embedded"])
-        target = mapping[offset : offset + n]
-        alive = np.flatnonzero(target >= 0)
-        vectors[target[alive]] = np.asarray(seg["vectors"])[alive]
-        embedded[target[alive]] = np.asarray(seg["embedded"])[alive]
-        offset += n
-    return {"vectors": vectors, "embedded": embedded}
-
-
-def merge_vectors(deltas: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Concatenate dense delta segments into one (rows in order, dead rows kept)."""
-    return {
-        "vectors": np.concatenate([np.asarray(d["vectors"], dtype=np.float32) for d in deltas]),
-        "embedded": np.concatenate([np.asarray(d["embedded"], dtype=np.uint8) for d in deltas]),
-    }
-
-
-def load_segments(rows: Rows, segments: Segments, embedder: Encoder) -> DenseRetriever:
-    """Load dense retrieval over ``rows`` from a stored base segment and its changes.
-
-    A compacted index loads as :meth:`DenseRetriever.load`. Otherwise the base's vectors
-    stay memory-mapped beside the deltas', deleted rows are masked (and left out of the
-    graph), and rows added since the graph was built are searched exactly.
-
-    Raises:
-        IndexMismatchError: The index was embedded with another model than ``embedder``.
-        IndexCorruptError: The segments do not fit each other or ``rows``.
-    """
-    base = segments.base
-    if segments.compacted:
-        return DenseRetriever.load(rows, base, embedder)  # type: ignore[arg-type]
-    check_model(base, embedder)
-    parts = [base["vectors"], *(d["vectors"] for d in segments.deltas)]
-    flags = [base["embedded"], *(d["embedded"] for d in segments.deltas)]
-    embedded = np.concatenate([np.asarray(f, dtype=bool) for f in flags])
-    if len(embedded) != len(rows) or any(np.shape(p)[1:] != (embedder.dim,) for p in parts):
-        raise IndexCorruptError(
-            f"the dense segments cover {len(embedded)} rows of {embedder.dim} dimensions "
-            f"but the index has {len(rows)} rows: rebuild it with `{REBUILD}`"
-        )
-    n_base = len(base["embedded"])
-    dead = np.asarray(segments.dead if segments.dead is not None else [], dtype=np.int64)
-    ann = HnswIndex.load(base["ann"], embedder.dim) if "ann" in base else None
-    if ann is not None:
-        gone = dead[dead < n_base]
-        ann.delete(gone[embedded[gone]])  # blank rows were never in the graph
-    embedded[dead] = False
-    return DenseRetriever(rows, embedder, StackedVectors(parts), embedded, ann, n_base)

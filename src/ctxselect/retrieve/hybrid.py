@@ -15,7 +15,13 @@ import numpy as np
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, FuseSpec
 from ctxselect.errors import ConfigError, IndexCorruptError
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
-from ctxselect.retrieve.dense import EMBEDDING_MODES, DenseRetriever, Encoder, check_k
+from ctxselect.retrieve.dense import (
+    EMBEDDING_MODES,
+    DenseRetriever,
+    Encoder,
+    check_k,
+    exact_scores,
+)
 from ctxselect.retrieve.fuse import FUSIONS, NORMS, Pool, fuse_pool, pool
 from ctxselect.types import ChunkTable, Explanation, Hit
 
@@ -31,8 +37,8 @@ def _constant(value: float) -> Callable[[np.ndarray], np.ndarray]:
     return lambda keys: np.full(len(keys), value)
 
 
-def _dot(vectors: np.ndarray, query: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda keys: vectors[keys] @ query
+def _dot(vectors: Any, query: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda keys: exact_scores(vectors, keys, query)
 
 
 def _rank(rank: int) -> str:
@@ -159,7 +165,10 @@ class HybridRetriever:
 
     def fuse_pool(self, items: Pool, k: int, spec: FuseSpec | None = None) -> list[Hit]:
         """Fuse one query's pool with ``spec`` (default: this retriever's) into hits."""
-        fused = fuse_pool(items, spec or self.spec, k)
+        ids = self.dense.tie_ids  # rows out of chunk_id order (a stored index's deltas)
+        fused = fuse_pool(items, spec or self.spec, None if ids is not None else k)
+        if ids is not None:  # ties break on chunk_id, as in a rebuild
+            fused = sorted(fused, key=lambda rs: (-rs[1], ids[rs[0]]))[:k]
         return [self.table.hit(row, rank, score) for rank, (row, score) in enumerate(fused, 1)]
 
     def search(self, query: str, k: int = 10) -> list[Hit]:

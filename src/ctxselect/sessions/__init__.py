@@ -27,11 +27,13 @@ from ctxselect.sessions.limits import (
     check_id,
     check_k,
     check_max_result_tokens,
+    check_mmr,
     check_query,
     to_json,
 )
+from ctxselect.sessions.loading import load_index
 from ctxselect.sessions.roots import outside_files, resolve_inside
-from ctxselect.sessions.service import Sessions, load_index
+from ctxselect.sessions.service import Sessions
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -52,6 +54,7 @@ __all__ = [
     "check_id",
     "check_k",
     "check_max_result_tokens",
+    "check_mmr",
     "check_query",
     "load_index",
     "outside_files",

@@ -70,6 +70,18 @@ def check_k(k: int, maximum: int = MAX_K) -> int:
     return k
 
 
+def check_mmr(mmr: float | None) -> float | None:
+    """Return the MMR λ if it is None or a number from 0 to 1, else raise ConfigError."""
+    if mmr is None:
+        return None
+    if isinstance(mmr, bool) or not isinstance(mmr, int | float) or not 0.0 <= mmr <= 1.0:
+        raise ConfigError(
+            f"mmr must be a number from 0 to 1, got {mmr!r}: 1 ranks by relevance alone, "
+            f"lower values trade relevance for diversity (0.5 to 0.7 is usual)"
+        )
+    return float(mmr)
+
+
 def check_detail(detail: str) -> str:
     """Return ``detail`` if it is one of :data:`DETAILS`, else raise UnknownNameError."""
     if detail not in DETAILS:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -12,12 +11,12 @@ from typing import Any, TypeVar
 
 from ctxselect import api
 from ctxselect.config import DEFAULT_MODE
-from ctxselect.errors import ConfigError, CtxselectError, IndexCorruptError
+from ctxselect.errors import ConfigError
 from ctxselect.sessions import limits, roots
+from ctxselect.sessions.loading import load_index
 from ctxselect.sessions.results import Meter, shrink_context, shrink_search
 from ctxselect.sessions.spans import DocSpans, Fingerprint
 from ctxselect.types import (
-    ContextReference,
     ContextResult,
     Explanation,
     Hit,
@@ -113,6 +112,8 @@ class Sessions:
         mode: str | None = None,
         detail: str = "snippets",
         refresh: bool = False,
+        mmr: float | None = None,
+        promote: bool = False,
     ) -> ContextResult:
         """Select the best context for ``query`` within ``budget`` tokens, minus repeats.
 
@@ -120,25 +121,35 @@ class Sessions:
         as references; the budget they would have used goes to the next-best chunks.
         ``detail``: ``snippets`` (the chunks, adjacent ones merged), ``full`` (each chunk
         widened to its enclosing section when that fits), ``ids`` (ids, spans and costs
-        only; nothing counts as received). ``refresh`` sends repeats again.
+        only; nothing counts as received). ``refresh`` sends repeats again. ``mmr``
+        reorders the ranked chunks by maximal marginal relevance with that λ (see
+        :meth:`ctxselect.api.Index.rank`); ``promote`` sends a whole section for its
+        selected chunks (see :meth:`ctxselect.api.Index.promote`), never one holding a
+        chunk the session already has.
 
         Raises:
-            ConfigError: Bad query, budget or detail; UnknownNameError: bad mode.
+            ConfigError: Bad query, budget, detail or mmr, or mmr on an index without
+                dense vectors; UnknownNameError: bad mode.
         """
         limits.check_query(query)
         limits.check_budget(budget, self.max_result_tokens)
         limits.check_detail(detail)
+        limits.check_mmr(mmr)
         with self._lock:
             state = self._state(session)
             mode = mode or self.default_mode
-            hits = self.index.search(query, self.index.depth(budget), mode)
+            hits = self.index.rank(query, self.index.depth(budget), mode, mmr=mmr)
             known = {} if refresh else self._known(state, hits)
-            refs = self._references(self.index.pack(hits, budget), hits, known, budget)
+            calls = {c: seen.call for c, seen in known.items()}
+            refs = self.spans.references(self.index.pack(hits, budget), hits, calls, budget)
             left = budget - sum(r.tokens for r in refs)
             candidates = [h for h in hits if h.chunk_id not in known]
+            received = set() if refresh else self._received(state)  # hits or not
             if detail == "full":
-                candidates = self.spans.widen(candidates, left, set(known))
+                candidates = self.spans.widen(candidates, left, received)
             selection = self.index.pack(candidates, left)
+            if promote:
+                selection = self.spans.promote(selection, received)
             pieces = tuple(self.spans.piece(c, with_text=detail != "ids") for c in selection.chunks)
             result = ContextResult(
                 query=query,
@@ -159,7 +170,8 @@ class Sessions:
             )
             result = self.meter.fit(result, state.tokens, shrink_context)
             sent = [] if detail == "ids" else [(p.doc_id, p.start, p.end) for p in result.pieces]
-            self._deliver(state, result.call, result.result_tokens, sent)
+            ids = [] if detail == "ids" else [c for p in result.pieces for c in p.chunk_ids]
+            self._deliver(state, result.call, result.result_tokens, sent, ids)
             return result
 
     def search(
@@ -314,41 +326,35 @@ class Sessions:
         self._sessions.move_to_end(session)
         return state
 
+    def _has(self, state: _Session, chunk_id: str) -> bool:
+        """Whether the session received this version of a live chunk."""
+        seen = state.delivered.get(chunk_id)
+        return seen is not None and seen.fingerprint == self.spans.fingerprint(chunk_id)
+
     def _known(self, state: _Session, hits: Sequence[Hit]) -> dict[str, _Delivered]:
         """Hits the session received whose text has not changed since."""
-        known = {}
-        for hit in hits:
-            seen = state.delivered.get(hit.chunk_id)
-            if seen is not None and seen.fingerprint == self.spans.fingerprint(hit.chunk_id):
-                known[hit.chunk_id] = seen
-        return known
+        ids = [h.chunk_id for h in hits if self._has(state, h.chunk_id)]
+        return {c: state.delivered[c] for c in ids}
+
+    def _received(self, state: _Session) -> set[str]:
+        """Every live chunk the session received whose text has not changed since."""
+        live = self.index.table.row_of
+        return {c for c in state.delivered if c in live and self._has(state, c)}
 
     def _deliver(
-        self, state: _Session, call: int, tokens: int, sent: Sequence[tuple[str, int, int]]
+        self,
+        state: _Session,
+        call: int,
+        tokens: int,
+        sent: Sequence[tuple[str, int, int]],
+        ids: Sequence[str] = (),
     ) -> None:
+        """Record a call: its size, and every chunk inside ``sent`` or in ``ids`` as received."""
         state.calls = call
         state.tokens += tokens
-        for doc_id, start, end in sent:
-            for chunk_id in self.spans.covered(doc_id, start, end):
-                state.delivered[chunk_id] = _Delivered(call, self.spans.fingerprint(chunk_id))
-
-    def _references(
-        self, fresh: Selection, hits: Sequence[Hit], known: dict[str, _Delivered], budget: int
-    ) -> tuple[ContextReference, ...]:
-        """References for the known chunks the plain selection would send, best first."""
-        by_id = {h.chunk_id: h for h in hits}
-        ids = sorted(
-            (c for piece in fresh.chunks for c in piece.chunk_ids if c in known),
-            key=lambda c: by_id[c].rank,
-        )
-        refs: list[ContextReference] = []
-        for chunk_id in ids:
-            hit = by_id[chunk_id]
-            ref = self.spans.reference(hit, known[chunk_id].call, self.index.frame_tokens(hit))
-            if sum(r.tokens for r in refs) + ref.tokens > budget:
-                break
-            refs.append(ref)
-        return tuple(refs)
+        chunk_ids = [c for span in sent for c in self.spans.covered(*span)]
+        for chunk_id in dict.fromkeys([*chunk_ids, *ids]):
+            state.delivered[chunk_id] = _Delivered(call, self.spans.fingerprint(chunk_id))
 
     def _read(
         self,
@@ -405,26 +411,3 @@ def _context_note(hits: Sequence[Hit], selection: Selection, refs: Sequence[obje
     if not selection.chunks and refs:
         return "all the best chunks were already provided; pass refresh=true to get them again"
     return selection.note
-
-
-def load_index(index: str | os.PathLike[str] | None) -> api.Index:
-    """Open an index and load its chunk table and default mode now, failing early.
-
-    Raises:
-        IndexNotFoundError: No index at ``index``.
-        IndexCorruptError: The file is not a readable index, or parts of it are missing.
-    """
-    opened = api.open_index(index)
-    try:
-        opened.info()
-        opened.retriever()
-    except CtxselectError:
-        opened.close()
-        raise
-    except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
-        opened.close()
-        raise IndexCorruptError(
-            f"{opened.path} could not be read as a ctxselect index ({exc}): rebuild it with "
-            f"`ctxselect index PATH... --index {opened.path}`"
-        ) from exc
-    return opened

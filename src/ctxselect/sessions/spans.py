@@ -6,10 +6,10 @@ import bisect
 import dataclasses
 import re
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 
 from ctxselect.api import Index
-from ctxselect.types import ContextPiece, ContextReference, Hit, SelectedChunk
+from ctxselect.types import ContextPiece, ContextReference, Hit, SelectedChunk, Selection
 
 Fingerprint = tuple[str, int, int, int]
 """(doc_id, start, end, hash of text): a chunk's identity across re-indexing."""
@@ -74,6 +74,27 @@ class DocSpans:
             saved, text,
         )  # fmt: skip
 
+    def references(
+        self, fresh: Selection, hits: Sequence[Hit], calls: Mapping[str, int], budget: int
+    ) -> tuple[ContextReference, ...]:
+        """References for the known chunks the plain selection would send, best first.
+
+        ``calls`` maps each chunk the session has to the call that sent it.
+        """
+        by_id = {h.chunk_id: h for h in hits}
+        ids = sorted(
+            (c for piece in fresh.chunks for c in piece.chunk_ids if c in calls),
+            key=lambda c: by_id[c].rank,
+        )
+        refs: list[ContextReference] = []
+        for chunk_id in ids:
+            hit = by_id[chunk_id]
+            ref = self.reference(hit, calls[chunk_id], self.index.frame_tokens(hit))
+            if sum(r.tokens for r in refs) + ref.tokens > budget:
+                break
+            refs.append(ref)
+        return tuple(refs)
+
     def piece(self, chunk: SelectedChunk, *, with_text: bool) -> ContextPiece:
         """A selected piece with its lines and every chunk it covers."""
         first, last = self.lines(chunk.doc_id, chunk.start, chunk.end)
@@ -108,6 +129,34 @@ class DocSpans:
                 taken.append((choice.doc_id, choice.start, choice.end))
                 left -= cost
         return out
+
+    def promote(self, selection: Selection, known: Collection[str]) -> Selection:
+        """Promote sections as :meth:`Index.promote` does, except those holding ``known``.
+
+        A section holding a chunk the session already has would send that chunk again,
+        so its pieces stay as they were packed.
+        """
+        promoted = self.index.promote(selection)
+        if promoted is selection:
+            return promoted
+        pieces: list[SelectedChunk] = []
+        for piece in promoted.chunks:
+            inside = self.covered(piece.doc_id, piece.start, piece.end)
+            if piece in selection.chunks or not any(c in known for c in inside):
+                pieces.append(piece)
+                continue
+            pieces.extend(  # the section's own pieces, as packed
+                p
+                for p in selection.chunks
+                if p.doc_id == piece.doc_id and piece.start <= p.start and p.end <= piece.end
+            )
+        sent = {c for p in pieces for c in p.chunk_ids}
+        return dataclasses.replace(
+            promoted,
+            chunks=tuple(pieces),
+            tokens_used=sum(p.tokens for p in pieces),
+            dropped=tuple(d for d in selection.dropped if d.chunk_id not in sent),
+        )
 
     def _section(self, hit: Hit, known: Collection[str]) -> Hit | None:
         """The hit widened to its enclosing section, or None when that adds nothing."""

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from ctxselect import api, indexing
+from ctxselect import api, indexing, watching
 from ctxselect.config import (
+    DEFAULT_ANN_THRESHOLD,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CHUNKER,
     DEFAULT_FORMAT,
@@ -33,6 +34,50 @@ from ctxselect.interfaces.cli.main import (
 )
 from ctxselect.interfaces.cli.store import info_extra, report_extra, wait_option
 from ctxselect.types import IndexReport
+
+DENSE_EXTRA = "pip install 'ctxselect[dense]'"
+
+
+def embedder_choices() -> str:
+    """Registered embedder names plus ``none``, for help texts."""
+    return ", ".join([*api.names("embedder"), "none"])
+
+
+def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
+    from ctxselect.errors import ConfigError
+    from ctxselect.sessions import check_mmr as check
+
+    try:
+        return check(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def mmr_option(func: F) -> F:
+    """Add ``--mmr LAMBDA`` (diversity-aware reordering of the ranked chunks)."""
+    return click.option(
+        "--mmr",
+        type=float,
+        default=None,
+        metavar="LAMBDA",
+        callback=check_mmr,
+        help="Reorder the ranked chunks by maximal marginal relevance with this LAMBDA from 0 "
+        "to 1 (1: relevance only; lower: fewer near-duplicates). Needs dense vectors (index "
+        "--embedder).",
+    )(func)
+
+
+def rerank_option(func: F) -> F:
+    """Add ``--rerank-model PATH`` (a cross-encoder on disk)."""
+    return click.option(
+        "--rerank-model",
+        type=click.Path(),
+        default=None,
+        metavar="PATH",
+        help="Rerank the ranked chunks with the cross-encoder saved in this folder first "
+        "(config.json, weights, tokenizer; needs pip install 'ctxselect[rerank]').",
+    )(func)
 
 
 def chunk_options(func: F) -> F:
@@ -74,6 +119,22 @@ def chunk_spec(
 @click.option("--k1", type=float, default=None, help="BM25 k1 (default 1.5).")
 @click.option("--b", "b", type=float, default=None, help="BM25 b (default 0.75).")
 @click.option("--max-bytes", type=int, default=api.DEFAULT_MAX_BYTES, help="Skip larger files.")
+@click.option(
+    "--embedder",
+    default=None,
+    metavar="NAME",
+    help=f"Add dense vectors (modes dense and hybrid) with this embedder: {embedder_choices()} "
+    f"(none drops them; default: the index's own, none for a new index). minilm needs "
+    f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in for tests.",
+)
+@click.option(
+    "--ann-threshold",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
+    f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
+)
 @click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
 @click.option(
     "--interval",
@@ -95,6 +156,8 @@ def index(
     k1: float | None,
     b: float | None,
     max_bytes: int,
+    embedder: str | None,
+    ann_threshold: int | None,
     watch: bool,
     interval: float,
     wait: float,
@@ -104,6 +167,8 @@ def index(
 
     New, modified, deleted and renamed files are found by content hash; without PATHS
     the index's own roots are re-scanned. Searches keep working while it runs.
+    With --embedder, chunks are also embedded (once: vectors are kept by content hash)
+    for the dense and hybrid modes.
     """
     bm25 = None
     if k1 is not None or b is not None:
@@ -113,6 +178,8 @@ def index(
         "chunk": chunk_spec(chunker, size, overlap, tokenizer),
         "bm25": bm25,
         "max_bytes": max_bytes,
+        "embedder": embedder,
+        "ann_threshold": ann_threshold,
         "progress": progress_enabled(),
         "wait": wait,
     }
@@ -129,7 +196,7 @@ def index(
         emit_json(report) if as_json else show(report)
         return
     click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
-    runs = indexing.watch_paths(paths, index, interval=interval, on_report=show, **options)
+    runs = watching.watch_paths(paths, index, interval=interval, on_report=show, **options)
     click.echo(f"stopped watching after {runs} index run(s)", err=True)
 
 
@@ -137,12 +204,26 @@ def index(
 @click.argument("query")
 @click.option("-k", "k", type=int, default=DEFAULT_K, show_default=True, help="Hits to return.")
 @mode_option
+@mmr_option
+@rerank_option
 @index_option
 @json_option
-def search(query: str, k: int, mode: str | None, index: str | None, as_json: bool) -> None:
-    """Rank chunks for QUERY and print the K best."""
+def search(
+    query: str,
+    k: int,
+    mode: str | None,
+    mmr: float | None,
+    rerank_model: str | None,
+    index: str | None,
+    as_json: bool,
+) -> None:
+    """Rank chunks for QUERY and print the K best.
+
+    With --mmr or --rerank-model the K chunks are reordered as `select` reorders its
+    candidates.
+    """
     with api.open_index(index) as idx:
-        hits = idx.search(query, k, mode)
+        hits = idx.rank(query, k, mode, mmr=mmr, rerank_model=rerank_model)
     emit_json(hits) if as_json else click.echo(render.hits(hits))
 
 
@@ -155,6 +236,14 @@ def search(query: str, k: int, mode: str | None, index: str | None, as_json: boo
 )
 @click.option("-k", "k", type=int, default=None, help="Ranked chunks to consider.")
 @mode_option
+@mmr_option
+@click.option(
+    "--promote",
+    is_flag=True,
+    help="Send a whole section instead of its selected chunks when at least two, and half, "
+    "of its chunks were selected and the section fits (markdown sections).",
+)
+@rerank_option
 @index_option
 @json_option
 def select(
@@ -164,12 +253,25 @@ def select(
     fmt: str,
     k: int | None,
     mode: str | None,
+    mmr: float | None,
+    promote: bool,
+    rerank_model: str | None,
     index: str | None,
     as_json: bool,
 ) -> None:
     """Select the best chunks for QUERY that fit BUDGET tokens and print the context."""
     with api.open_index(index) as idx:
-        selection = idx.select(query, budget, mode=mode, packer=packer, format=fmt, k=k)
+        selection = idx.select(
+            query,
+            budget,
+            mode=mode,
+            packer=packer,
+            format=fmt,
+            k=k,
+            mmr=mmr,
+            promote=promote,
+            rerank_model=rerank_model,
+        )
         context = idx.render(selection, fmt)
     if as_json:
         emit_json(selection)

@@ -7,7 +7,12 @@ import click
 from ctxselect import experiments, sweeps
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
 from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.commands import chunk_options, chunk_spec
+from ctxselect.interfaces.cli.commands import (
+    DENSE_EXTRA,
+    chunk_options,
+    chunk_spec,
+    embedder_choices,
+)
 from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
 
 
@@ -31,7 +36,12 @@ LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged di
 )
 @click.option("--qrels", type=click.Path(), default=None, help="BEIR qrels TSV or TREC qrels.")
 @click.option("--spans", type=click.Path(), default=None, help="Span labels JSONL (not qrels).")
-@click.option("--mode", default=DEFAULT_MODE, show_default=True, help=choices("mode") + ".")
+@click.option(
+    "--mode",
+    default=DEFAULT_MODE,
+    show_default=True,
+    help=choices("mode") + " (dense and hybrid need --embedder).",
+)
 @click.option(
     "--metrics",
     default="ndcg@10,recall@100",
@@ -52,6 +62,13 @@ LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged di
     "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
 )
 @click.option("--index", default=None, metavar="DIR", help="Index folder to build or reuse.")
+@click.option(
+    "--embedder",
+    default=None,
+    metavar="NAME",
+    help=f"Embed the chunks for --mode dense or hybrid: {embedder_choices()} (default: the "
+    f"index's own). minilm needs `{DENSE_EXTRA}`.",
+)
 @click.option("--run-out", type=click.Path(), default=None, help="Write the TREC run here.")
 @click.option(
     "--per-query", type=click.Path(), default=None, help="Write per-query values (JSONL) here."
@@ -70,6 +87,7 @@ def eval_cmd(
     packer: str,
     fmt: str,
     index: str | None,
+    embedder: str | None,
     run_out: str | None,
     per_query: str | None,
     chunker: str | None,
@@ -99,6 +117,7 @@ def eval_cmd(
         run_out=run_out,
         per_query_out=per_query,
         progress=progress_enabled(),
+        embedder=embedder,
     )
     emit_json(result) if as_json else click.echo(render.eval_result(result))
 
@@ -115,7 +134,12 @@ def eval_cmd(
     show_default=True,
     help="Chunk size of the budget table.",
 )
-@click.option("--mode", default=experiments.LAB_MODE, show_default=True, help=choices("mode") + ".")
+@click.option(
+    "--mode",
+    default=experiments.LAB_MODE,
+    show_default=True,
+    help=", ".join(sweeps.keyword_modes()) + ".",
+)
 @click.option(
     "--packer", default=experiments.LAB_PACKER, show_default=True, help=choices("packer") + "."
 )
@@ -165,7 +189,11 @@ def lab(
     multiple=True,
     help="Chunk sizes for every chunker (128,256,512) or one (paragraph:800,1600); repeatable.",
 )
-@click.option("--modes", default=None, help=f"Comma-separated: {choices('mode')}.")
+@click.option(
+    "--modes",
+    default=None,
+    help=f"Comma-separated: {', '.join(sweeps.keyword_modes())} (dense and hybrid: use eval).",
+)
 @click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
 @click.option("--budgets", callback=int_list, default=None, help="Token budgets, e.g. 250,500.")
 @click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")

@@ -78,7 +78,10 @@ def choices(kind: str) -> str:
 def mode_option(func: F) -> F:
     """Add ``--mode`` (retrieval mode; default: the index's)."""
     return click.option(
-        "--mode", default=None, help=f"Retrieval mode: {choices('mode')} (default bm25)."
+        "--mode",
+        default=None,
+        help=f"Retrieval mode: {choices('mode')} (default: the index's, bm25 unless `tune` "
+        "made it hybrid; dense and hybrid need an index built with --embedder).",
     )(func)
 
 
@@ -99,6 +102,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main() -> None:
     """Entry point of the ``ctxselect`` script."""
-    from ctxselect.interfaces.cli import agent, commands, experiments, store  # noqa: F401  (register commands)
+    from ctxselect.interfaces.cli import agent, commands, experiments, store, tune  # noqa: F401  (register commands)
 
     cli(prog_name="ctxselect")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxselect.config import FuseSpec
 from ctxselect.examples import ExampleSelection
 from ctxselect.experiments import Comparison, EvalResult, LabReport, SessionCost
 from ctxselect.sweeps import SweepReport
+from ctxselect.tuning import TuningReport
 from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
 
 
@@ -109,7 +111,69 @@ def info(data: IndexInfo) -> str:
         f"created:        {data.created}",
         f"updated:        {data.updated}",
     ]
-    lines.extend(f"{key + ':':<15} {value}" for key, value in data.settings.items())
+    dense = ("embedder", "fusion", "tuning")
+    lines.extend(
+        f"{key + ':':<15} {value}" for key, value in data.settings.items() if key not in dense
+    )
+    lines.extend(dense_settings(data.settings))
+    return "\n".join(lines)
+
+
+def dense_settings(settings: Mapping[str, Any]) -> list[str]:
+    """Lines on the index's embedder, its hybrid fusion and the last tuning run."""
+    embedder = settings.get("embedder")
+    if not isinstance(embedder, dict):
+        return ["embedder:       none (dense and hybrid need `ctxselect index --embedder minilm`)"]
+    lines = [
+        f"embedder:       {embedder.get('name')} (model {embedder.get('model_id')}, "
+        f"{embedder.get('dim')} dims, ann threshold {int(embedder.get('ann_threshold', 0)):,} "
+        "chunks)"
+    ]
+    fusion = settings.get("fusion")
+    spec = FuseSpec(**fusion) if isinstance(fusion, dict) else FuseSpec()
+    state = "tuned" if isinstance(fusion, dict) else "untuned default: run `ctxselect tune`"
+    lines.append(f"fusion:         {spec.label()} ({state})")
+    tuning = settings.get("tuning")
+    if isinstance(tuning, dict):
+        baselines = tuning.get("baselines") or {}
+        versus = ", ".join(f"{name} {value:.4f}" for name, value in baselines.items())
+        lines.append(
+            f"tuning:         {tuning.get('metric')} {float(tuning.get('cv', 0.0)):.4f} out of "
+            f"sample vs {versus} on {tuning.get('n_queries')} queries "
+            f"({tuning.get('folds')} folds), {tuning.get('tuned')}"
+        )
+    return lines
+
+
+def tuning_report(report: TuningReport, *, written: bool) -> str:
+    """What ``tune`` chose, how it does out of sample, per fold, and what it changed."""
+    metric = report.metric
+    versus = "  ".join(f"{name} {value:.4f}" for name, value in report.baselines.items())
+    lines = [
+        f"{report.index}: tuned hybrid fusion on {report.n_queries} labeled queries, "
+        f"{report.grid_size} settings, {len(report.folds)}-fold cross-validation (seed "
+        f"{report.seed})",
+        f"chosen:        {report.spec.label()} (depth {report.spec.depth})",
+        f"{'cv ' + metric + ':':<15}{report.cv:.4f} out of sample "
+        f"(fold mean {report.cv_fold_mean:.4f}; in sample {report.in_sample:.4f})",
+        f"baselines:     {versus} (untuned, same queries)",
+        "",
+        f"{'fold':>4}  {'spec':<24}  {'train':>6}  {'test':>6}  {'n':>4}",
+    ]
+    lines.extend(
+        f"{f.fold:>4}  {f.spec.label():<24}  {f.train:>6.4f}  {f.test:>6.4f}  {f.n_test:>4}"
+        for f in report.folds
+    )
+    keyword = report.baselines.get("keyword", 0.0)
+    why = "beats" if report.cv > keyword else "does not beat"
+    lines += [
+        "",
+        f"default mode:  {report.default_mode} (hybrid's cv {why} keyword alone, "
+        f"{report.cv:.4f} vs {keyword:.4f})",
+        "written to the index: search, select and the MCP server use this fusion for hybrid"
+        if written
+        else "dry run: nothing was written to the index",
+    ]
     return "\n".join(lines)
 
 
@@ -118,7 +182,7 @@ def eval_result(result: EvalResult) -> str:
     lines = [
         f"{result.corpus}: {result.documents} documents, {result.chunks} chunks, "
         f"mode {result.mode}, {result.n_queries} queries, {result.label_kind} labels, "
-        f"{result.level} level",
+        f"{result.level} level" + (f", embedder {result.embedder}" if result.embedder else ""),
     ]
     if result.budgets:
         lines.append(

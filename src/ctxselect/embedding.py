@@ -1,0 +1,160 @@
+"""The write path's dense half: which embedder an index uses and how chunks get embedded.
+
+``indexing`` asks :func:`resolve_embedder` what the manifest will record (name, model
+id, dimensions, ANN threshold) and adds :func:`dense_ops` to the modes it writes. The
+model is made on first use (:class:`LazyEmbedder`), so an update whose chunks are all in
+the index's vector cache never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ctxselect import embed as _embed
+from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_MODE
+from ctxselect.errors import ConfigError, IndexMismatchError
+from ctxselect.index.writer import ModeOps, indexed_text
+from ctxselect.retrieve import dense as _dense
+from ctxselect.retrieve import dense_segments as _dense_segments
+from ctxselect.stores.embedded.sqlite import SQLiteStore
+from ctxselect.stores.embedded.vectors import SQLiteVectorCache
+
+EmbedderArg = str | _embed.Embedder | None
+"""An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
+``"none"`` to drop dense retrieval, or None to keep the index's own."""
+NO_EMBEDDER = "none"
+
+
+class ModelChanged(IndexMismatchError):
+    """The installed embedder of the index's name makes other vectors than it holds."""
+
+    def __init__(self, message: str, model: _embed.Embedder) -> None:
+        super().__init__(message)
+        self.model = model
+
+
+class LazyEmbedder:
+    """The index's embedder, made on first use: an update whose chunks are all in the
+    vector cache never loads the model. Checks the model is the one the index records."""
+
+    def __init__(self, spec: Mapping[str, Any], given: _embed.Embedder | None) -> None:
+        self.name = str(spec["name"])
+        self.dim = int(spec["dim"])
+        self.model_id = str(spec["model_id"])
+        self._model = given
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        if self._model is None:
+            made = _embed.make_embedder(self.name)
+            if made.model_id != self.model_id:
+                raise ModelChanged(
+                    f"the index was embedded with {self.model_id!r} but the installed "
+                    f"{self.name!r} embedder is {made.model_id!r}: re-embed it with "
+                    f"`ctxselect index --embedder {self.name}`",
+                    made,
+                )
+            self._model = made
+        return self._model.embed(texts, query=query)
+
+
+def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> dict[str, Any]:
+    """What the manifest records of an index's embedder (``manifest["embedder"]``)."""
+    return {
+        "name": embedder.name,
+        "model_id": embedder.model_id,
+        "dim": int(embedder.dim),
+        "ann_threshold": int(ann_threshold),
+    }
+
+
+def dense_ops(
+    spec: Mapping[str, Any],
+    cache: SQLiteVectorCache,
+    *,
+    given: _embed.Embedder | None = None,
+    progress: bool = False,
+) -> ModeOps:
+    """The write-path operations of dense retrieval with the embedder ``spec`` names.
+
+    Chunks are embedded through the index's vector cache (by content hash), in batches,
+    with a progress bar; blank chunks are never embedded.
+    """
+    model = _embed.CachedEmbedder(LazyEmbedder(spec, given), cache, progress=progress)
+    threshold = int(spec.get("ann_threshold", DEFAULT_ANN_THRESHOLD))
+
+    def analyze(texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        embedded = np.array([not _embed.is_blank(t) for t in texts], dtype=bool)
+        return _dense_segments.raw_vectors(model.embed(texts), embedded)
+
+    def finish(raw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+        return _dense_segments.base_arrays(raw, model.model_id, threshold)
+
+    return ModeOps(
+        analysis=f"dense:{model.model_id}",
+        analyze=analyze,
+        terms=lambda _text: [],
+        finish=finish,
+        compact=_dense_segments.compact_vectors,
+        merge=_dense_segments.merge_vectors,
+    )
+
+
+def resolve_embedder(
+    manifest: Mapping[str, Any], embedder: EmbedderArg, ann_threshold: int | None
+) -> tuple[dict[str, Any] | None, _embed.Embedder | None]:
+    """The embedder spec the index will record, and the embedder object if one was given."""
+    old = manifest.get("embedder")
+    if ann_threshold is not None and (
+        isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
+    ):
+        raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
+    if isinstance(embedder, str) and embedder == NO_EMBEDDER:
+        return None, None
+    if embedder is None:
+        if not isinstance(old, dict):
+            if ann_threshold is not None:
+                raise ConfigError(
+                    "ann_threshold needs dense retrieval: give an embedder too "
+                    "(`ctxselect index --embedder minilm --ann-threshold N`)"
+                )
+            return None, None
+        threshold = ann_threshold if ann_threshold is not None else old.get("ann_threshold")
+        return {**old, "ann_threshold": int(threshold or DEFAULT_ANN_THRESHOLD)}, None
+    threshold = ann_threshold
+    if threshold is None:
+        threshold = old.get("ann_threshold") if isinstance(old, dict) else None
+    threshold = int(threshold or DEFAULT_ANN_THRESHOLD)
+    if isinstance(embedder, str):
+        if isinstance(old, dict) and old.get("name") == embedder:
+            return {**old, "ann_threshold": threshold}, None  # the model loads if needed
+        made = _embed.make_embedder(embedder)
+        return embedder_spec(made, threshold), made
+    return embedder_spec(embedder, threshold), embedder
+
+
+def default_mode(manifest: Mapping[str, Any], dense: Mapping[str, Any] | None) -> str:
+    """The index's default mode; a mode needing dense retrieval falls back without it."""
+    mode = str(manifest.get("default_mode", DEFAULT_MODE))
+    return mode if dense is not None or mode not in _dense.EMBEDDING_MODES.names() else DEFAULT_MODE
+
+
+def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
+    """After a full build: keep only the vectors of the live chunks, current model."""
+    keys = [_embed.text_key(indexed_text(c)) for c in store.iter_chunks()]
+    store.vector_cache().prune(str(dense["model_id"]), keys)
+
+
+__all__ = [
+    "NO_EMBEDDER",
+    "EmbedderArg",
+    "LazyEmbedder",
+    "ModelChanged",
+    "default_mode",
+    "dense_ops",
+    "embedder_spec",
+    "prune_vectors",
+    "resolve_embedder",
+]

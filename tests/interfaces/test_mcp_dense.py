@@ -1,0 +1,108 @@
+"""MCP select_context with mmr and promote; search in dense and hybrid modes."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+
+from ctxselect import api
+from ctxselect.config import ChunkSpec
+from ctxselect.interfaces.mcp_server import build_server
+from ctxselect.tokens import get_counter
+from test_sessions_helpers import WEATHER, write_guide
+
+COUNT = get_counter("cl100k").count
+SECTION = ["guide.md#1", "guide.md#2", "guide.md#3"]
+
+
+@pytest.fixture
+def folder(tmp_path):
+    corpus = write_guide(tmp_path / "corpus")
+    api.index_paths([corpus], tmp_path / "ix", chunk=ChunkSpec(chunker="markdown", size=40),
+                    embedder="hash")  # fmt: skip
+    return tmp_path / "ix"
+
+
+def run(folder, scenario):
+    async def main():
+        async with Client(build_server(api.open_index(folder))) as client:
+            return await scenario(client)
+
+    return anyio.run(main)
+
+
+async def call(client, name, **arguments):
+    result = await client.call_tool(name, arguments)
+    if result.is_error:
+        return result.content[0].text
+    text = result.content[0].text
+    assert json.loads(text) == result.structured_content
+    return result.structured_content | {"_text": text}
+
+
+def test_schema_has_mmr_and_promote(folder):
+    async def scenario(client):
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+    props = run(folder, scenario)["select_context"].input_schema["properties"]
+    assert props["mmr"].items() >= {"minimum": 0, "maximum": 1, "default": None}.items()
+    assert props["promote"]["type"] == "boolean" and props["promote"]["default"] is False
+    assert props["mmr"]["description"] and props["promote"]["description"]
+    assert "dense" in props["mode"]["description"] and "hybrid" in props["mode"]["description"]
+
+
+def test_select_context_with_mmr_and_promote_and_session_accounting(folder):
+    async def scenario(client):
+        first = await call(client, "select_context", query="alpha cache entries", budget=300,
+                           mmr=0.5, promote=True)  # fmt: skip
+        second = await call(client, "select_context", query="weather report clouds rain",
+                            budget=300)  # fmt: skip
+        return first, second
+
+    first, second = run(folder, scenario)
+    [section] = [p for p in first["pieces"] if p["doc_id"] == "guide.md"]
+    assert section["chunk_ids"] == SECTION and WEATHER.strip() in section["text"]
+    assert first["tokens_used"] <= first["budget"] == 300
+    assert first["result_tokens"] == COUNT(first["_text"])
+    # guide.md#2 was sent inside the section: it comes back as a reference now.
+    assert [r["chunk_id"] for r in second["references"]] == ["guide.md#2"]
+    assert "guide.md#2" not in {c for p in second["pieces"] for c in p["chunk_ids"]}
+    assert second["tokens_saved"] > 0
+    assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_search_and_select_in_dense_modes(folder, mode):
+    async def scenario(client):
+        return (
+            await call(client, "search", query="alpha cache", k=3, mode=mode),
+            await call(client, "select_context", query="alpha cache", budget=200, mode=mode),
+        )
+
+    search, select = run(folder, scenario)
+    with api.open_index(folder) as idx:
+        expected = [h.chunk_id for h in idx.search("alpha cache", 3, mode)]
+    assert search["mode"] == mode and [h["chunk_id"] for h in search["hits"]] == expected
+    assert select["mode"] == mode and select["pieces"] and select["tokens_used"] <= 200
+
+
+def test_bad_mmr_and_missing_vectors_are_tool_errors(folder, tmp_path):
+    async def scenario(client):
+        return await call(client, "select_context", query="cache", mmr=1.5)
+
+    assert "mmr must be a number from 0 to 1, got 1.5" in run(folder, scenario)
+    corpus = write_guide(tmp_path / "kcorpus")
+    api.index_paths([corpus], tmp_path / "kw")
+
+    async def keyword(client):
+        return (
+            await call(client, "select_context", query="cache", mmr=0.5),
+            await call(client, "search", query="cache", mode="dense"),
+        )
+
+    mmr, dense = run(tmp_path / "kw", keyword)
+    assert "mmr compares the chunks' dense vectors" in mmr
+    assert "has no dense vectors" in dense and "--embedder minilm" in dense
