@@ -380,6 +380,7 @@ class Index:
 
     def info(self) -> IndexInfo:
         """Counts, size on disk and the settings the index was built with."""
+        snap = self._snapshot()  # reloads the manifest if a newer generation committed
         counts = self.store.counts()
         settings = {
             "chunk": self.manifest.get("chunk", {}),
@@ -390,7 +391,6 @@ class Index:
             "fusion": self.manifest.get("fusion"),
             "tuning": self.manifest.get("tuning"),
         }
-        snap = self._snapshot()
         pending = snap.manifest.get("pending") or {}
         bm25 = snap.segments.get("bm25")
         return IndexInfo(

@@ -135,10 +135,15 @@ def resolve_embedder(
     return embedder_spec(embedder, threshold), embedder
 
 
-def default_mode(manifest: Mapping[str, Any], dense: Mapping[str, Any] | None) -> str:
-    """The index's default mode; a mode needing dense retrieval falls back without it."""
+def default_mode(
+    manifest: Mapping[str, Any], dense: Mapping[str, Any] | None, *, tuned: bool = True
+) -> str:
+    """The index's default mode after a write: a mode needing dense retrieval falls back
+    to bm25 without dense vectors, or when the tuning that chose it no longer holds
+    (``tuned`` False: the model changed)."""
     mode = str(manifest.get("default_mode", DEFAULT_MODE))
-    return mode if dense is not None or mode not in _dense.EMBEDDING_MODES.names() else DEFAULT_MODE
+    needs_dense = mode in _dense.EMBEDDING_MODES.names()
+    return DEFAULT_MODE if needs_dense and (dense is None or not tuned) else mode
 
 
 def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:

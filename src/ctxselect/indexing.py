@@ -169,7 +169,7 @@ def _write(
             f"embedder {manifest.get('embedder')}): change settings with `ctxselect index` "
             f"(it rebuilds the index), not add"
         )
-    changed = changed or dense_changed
+    keyword_changed, changed = changed, changed or dense_changed
     old_model = (manifest.get("embedder") or {}).get("model_id")
     model_changed = known and (dense or {}).get("model_id") != old_model
     modes = mode_ops(bm25)
@@ -200,13 +200,15 @@ def _write(
         "chunk": dataclasses.asdict(chunk),
         "bm25": dataclasses.asdict(bm25),
         "modes": list(modes),
-        "default_mode": _embedding.default_mode(manifest, dense),
+        "default_mode": _embedding.default_mode(manifest, dense, tuned=not model_changed),
         "embedder": dense,
         "fusion": manifest.get("fusion") if not model_changed else None,
         "tuning": manifest.get("tuning") if not model_changed else None,
     }
-    if changed:
+    if keyword_changed:
         plan.note = "settings changed: every document was re-chunked"
+    elif dense_changed:
+        plan.note = "embedder settings changed: the index was rebuilt (unchanged vectors reused)"
     if model_changed and manifest.get("fusion"):
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)

@@ -35,3 +35,13 @@ def test_minilm_embeds_offline_with_paraphrases_closest(monkeypatch) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     assert "all-MiniLM-L6-v2" in embedder.model_id
+
+
+@pytest.mark.slow
+def test_minilm_keeps_numpy_blas_on_one_thread_beside_torch(capfd) -> None:
+    from threadpoolctl import threadpool_info
+
+    make_embedder("minilm")
+    blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+    assert blas and all(p["num_threads"] == 1 for p in blas)
+    assert "Loading weights" not in capfd.readouterr().err  # ctxselect shows its own bars

@@ -83,7 +83,7 @@ def test_adding_with_another_embedder_changes_nothing(dense_ix, tmp_path) -> Non
 def test_changing_the_embedder_rebuilds_and_drops_the_tuned_fusion(dense_ix, tmp_path) -> None:
     _tune(dense_ix, FuseSpec("convex", weight=0.3))
     same = cs.index_paths([], dense_ix, ann_threshold=5)  # same model, other threshold
-    assert "re-chunked" in same.note and "fusion" not in same.note
+    assert "embedder settings changed" in same.note and "fusion" not in same.note
     with cs.open_index(dense_ix) as idx:
         assert idx.fusion == FuseSpec("convex", weight=0.3) and idx.manifest["tuning"]
         assert idx.manifest["embedder"]["ann_threshold"] == 5
@@ -97,8 +97,8 @@ def test_changing_the_embedder_rebuilds_and_drops_the_tuned_fusion(dense_ix, tmp
         assert idx.manifest["fusion"] is None and idx.manifest["tuning"] is None
         assert idx.fusion == FuseSpec() and idx.retriever("hybrid").spec == FuseSpec()
         assert idx.manifest["embedder"]["model_id"] == "hash-v1-64"
-        assert idx.manifest["default_mode"] == "hybrid"  # still searchable with plain RRF
-        assert idx.search("apple", 3)
+        assert idx.manifest["default_mode"] == "bm25"  # the tuning that chose hybrid is gone
+        assert idx.search("apple", 3, "hybrid")  # still searchable, with plain RRF
 
 
 def test_embedder_none_drops_dense_retrieval(dense_ix) -> None:

@@ -282,13 +282,15 @@ class SparseRetriever:
         scores = np.bincount(np.concatenate(row_parts), np.concatenate(w_parts), minlength=self._n)
         return top_dense(scores, k)
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
+    def ranked(self, query: str, k: int) -> tuple[list[int], list[float]]:
+        """Return the rows and scores :meth:`search` ranks, without making Hits."""
         check_k(k)
         terms = self._query(query)
-        if not terms[0]:
-            return []
-        rows, scores = self._ranked(terms, k)
+        return self._ranked(terms, k) if terms[0] else ([], [])
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
+        rows, scores = self.ranked(query, k)
         return list(map(self._hit, rows, range(1, len(rows) + 1), scores))
 
     def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:

@@ -145,23 +145,31 @@ class HybridRetriever:
         query). Tuning fuses these pools many times.
         """
         check_k(depth)
-        row_of = self.table.row_of
         lookup = max(depth, KEYWORD_LOOKUP)
-        keyword = self.keyword.search_many(queries, lookup)
         vectors = self.dense.embed_queries([queries[q] for q in queries])
         out: dict[str, Pool] = {}
         for qid, vector in zip(queries, vectors, strict=True):
             rows, values = self.dense.ranked(vector, depth)
-            hits = keyword[qid]
-            floor = hits[-1].score if len(hits) == lookup else 0.0
+            ranked = self._keyword_ranked(queries[qid], lookup)
+            floor = ranked[-1][1] if len(ranked) == lookup else 0.0
             out[qid] = pool(
-                [(row_of[h.chunk_id], h.score) for h in hits],
+                ranked,
                 list(zip(rows.tolist(), values.tolist(), strict=True)),
                 depth,
                 keyword_score=_constant(floor),
                 dense_score=_dot(self.dense.vectors, vector),
             )
         return out
+
+    def _keyword_ranked(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The keyword side's ``(row, score)`` list; rows and scores alone where the
+        retriever gives them (making thousands of Hits per query costs milliseconds)."""
+        ranked = getattr(self.keyword, "ranked", None)
+        if ranked is not None:
+            rows, scores = ranked(query, k)
+            return list(zip(rows, scores, strict=True))
+        row_of = self.table.row_of
+        return [(row_of[h.chunk_id], h.score) for h in self.keyword.search(query, k)]
 
     def fuse_pool(self, items: Pool, k: int, spec: FuseSpec | None = None) -> list[Hit]:
         """Fuse one query's pool with ``spec`` (default: this retriever's) into hits."""

@@ -307,11 +307,15 @@ class SegmentedRetriever:
         )[:k]
         return [r for _, r in ranked], [v for v, _ in ranked]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
+    def ranked(self, query: str, k: int) -> tuple[list[int], list[float]]:
+        """Return the rows and scores :meth:`search` ranks, without making Hits."""
         check_k(k)
         tids, mults = self._query(query)
-        rows, scores = self._ranked(tids, mults, k) if tids else ([], [])
+        return self._ranked(tids, mults, k) if tids else ([], [])
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
+        rows, scores = self.ranked(query, k)
         return list(map(self.table.hit, rows, range(1, len(rows) + 1), scores))
 
     def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
