@@ -16,7 +16,7 @@ READ_PATH = {"retrieve", "budget"}
 # The facade: the only modules that compose stages (the CLI and MCP server call these).
 FACADE = {
     "api",
-    "embedding",
+    "modes",
     "examples",
     "experiments",
     "indexing",

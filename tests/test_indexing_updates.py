@@ -16,25 +16,10 @@ from ctxselect.errors import ConfigError, InputError, NotFoundError
 from ctxselect.ingest import content_hash
 from ctxselect.stores.embedded import sqlite as sqlite_store
 from ctxselect.types import Document
+from word_salad import SPEC, WORDS
 
 MODES = ("bm25", "tfidf", "tfidf-sum")
-SPEC = cs.ChunkSpec(chunker="tokens", size=12)
 QUERIES = ("apple banana", "cherry", "kiwi lemon mango", "grape grape fig", "date elder")
-WORDS = [
-    "apple",
-    "banana",
-    "cherry",
-    "date",
-    "elder",
-    "fig",
-    "grape",
-    "honey",
-    "iris",
-    "jade",
-    "kiwi",
-    "lemon",
-    "mango",
-]
 
 
 def make_doc(doc_id: str, seed: int, n: int = 30) -> Document:

@@ -31,9 +31,9 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
 )
-from ctxselect.embedding import NO_EMBEDDER
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import Comparison, SessionCost, session_cost
+from ctxselect.modes import NO_EMBEDDER
 from ctxselect.retrieve.base import Retriever
 from ctxselect.sweeps import (
     MemoCounter,

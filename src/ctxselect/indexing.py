@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxselect import chunk as _chunk
-from ctxselect import embedding as _embedding
 from ctxselect import ingest as _ingest
+from ctxselect import modes as _modes
 from ctxselect import retrieve as _retrieve
 from ctxselect.config import (
     DEFAULT_COMPACT_FRACTION,
@@ -38,8 +38,6 @@ from ctxselect.index.writer import (
     write_full,
     write_update,
 )
-from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
-from ctxselect.retrieve.base import RETRIEVERS
 from ctxselect.stores.embedded.sqlite import SQLiteStore
 from ctxselect.stores.embedded.verify import verify_store
 from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
@@ -50,46 +48,6 @@ PathArg = str | os.PathLike[str]
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, ModeOps]:
-    """Return the write-path operations of every segment-capable mode (or of ``names``)."""
-    ops: dict[str, ModeOps] = {}
-    for mode in names if names is not None else RETRIEVERS.names():
-        cls: Any = RETRIEVERS.get(mode)
-        if not hasattr(cls, "arrays_from_postings"):
-            continue  # a mode without segment support is not part of the keyword index
-        params: dict[str, Any] = {"params": bm25} if mode == "bm25" else {}
-        key, analyzer = cls.analysis(**params)
-        ops[mode] = ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
-    return ops
-
-
-def stored_mode_ops(
-    store: SQLiteStore, manifest: Mapping[str, Any], *, progress: bool = False
-) -> dict[str, ModeOps]:
-    """Return the write-path operations of the modes an index holds (dense included)."""
-    _, bm25 = settings_from_manifest(manifest)
-    stored = [m for m in manifest.get("modes") or [] if m != "dense"]
-    modes = mode_ops(bm25, stored or None)
-    dense = manifest.get("embedder")
-    if "dense" in (manifest.get("modes") or []) and isinstance(dense, dict):
-        modes["dense"] = _embedding.dense_ops(dense, store.vector_cache(), progress=progress)
-    return modes
-
-
-def _analyze(analyzer: Any) -> Callable[[Sequence[str]], Mapping[str, Any]]:
-    def analyze(texts: Sequence[str]) -> Mapping[str, Any]:
-        return raw_arrays(index_corpus(texts, analyzer))
-
-    return analyze
-
-
-def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
-    def finish(raw: Mapping[str, Any]) -> Any:
-        return cls.arrays_from_postings(raw_postings(raw), **params)
-
-    return finish
 
 
 def _commit(
@@ -148,7 +106,7 @@ def _write(
     progress: bool,
     compact_fraction: float | None,
     keep: Callable[[str], bool] = lambda _doc_id: False,
-    embedder: _embedding.EmbedderArg = None,
+    embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
@@ -159,7 +117,7 @@ def _write(
     manifest = store.read_manifest()
     old_chunk, old_bm25 = settings_from_manifest(manifest)
     chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
-    dense, given = _embedding.resolve_embedder(manifest, embedder, ann_threshold)
+    dense, given = _modes.resolve_embedder(manifest, embedder, ann_threshold)
     known = "chunk" in manifest
     changed = known and (chunk != old_chunk or bm25 != old_bm25)
     dense_changed = known and dense != manifest.get("embedder")
@@ -172,9 +130,9 @@ def _write(
     keyword_changed, changed = changed, changed or dense_changed
     old_model = (manifest.get("embedder") or {}).get("model_id")
     model_changed = known and (dense or {}).get("model_id") != old_model
-    modes = mode_ops(bm25)
+    modes = _modes.mode_ops(bm25)
     if dense is not None:
-        modes["dense"] = _embedding.dense_ops(
+        modes["dense"] = _modes.dense_ops(
             dense, store.vector_cache(), given=given, progress=progress
         )
     stored = manifest.get("modes")
@@ -200,7 +158,7 @@ def _write(
         "chunk": dataclasses.asdict(chunk),
         "bm25": dataclasses.asdict(bm25),
         "modes": list(modes),
-        "default_mode": _embedding.default_mode(manifest, dense, tuned=not model_changed),
+        "default_mode": _modes.default_mode(manifest, dense, tuned=not model_changed),
         "embedder": dense,
         "fusion": manifest.get("fusion") if not model_changed else None,
         "tuning": manifest.get("tuning") if not model_changed else None,
@@ -213,7 +171,7 @@ def _write(
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
     if plan.full and dense is not None:
-        _embedding.prune_vectors(store, dense)
+        _modes.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
 
@@ -271,7 +229,7 @@ def index_paths(
     progress: bool = False,
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
-    embedder: _embedding.EmbedderArg = None,
+    embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
@@ -328,7 +286,7 @@ def index_paths(
             )
             try:
                 plan, compacted = write(embedder=embedder)
-            except _embedding.ModelChanged as exc:
+            except _modes.ModelChanged as exc:
                 if not isinstance(embedder, str):
                     raise
                 # Named explicitly: the installed model is wanted, so re-embed everything
@@ -349,7 +307,7 @@ def add_documents(
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     progress: bool = False,
-    embedder: _embedding.EmbedderArg = None,
+    embedder: _modes.EmbedderArg = None,
 ) -> IndexReport:
     """Insert or replace ``documents`` (by ``doc_id``) without touching any other document.
 
@@ -471,7 +429,7 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
     try:
         with store.lock(wait):
             manifest = store.read_manifest()
-            modes = stored_mode_ops(store, manifest)
+            modes = _modes.stored_mode_ops(store, manifest)
             if not isinstance(manifest.get("base"), dict):
                 raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
             if not manifest.get("segments") and not _compact.pending_rows(manifest):
@@ -508,9 +466,7 @@ __all__ = [
     "add_paths",
     "compact_index",
     "index_paths",
-    "mode_ops",
     "remove_documents",
-    "stored_mode_ops",
     "verify_index",
 ]
 

@@ -16,24 +16,9 @@ import numpy as np
 
 import ctxselect as cs
 from ctxselect.embed import HashEmbedder
+from word_salad import SPEC, WORDS
 
-SPEC = cs.ChunkSpec(chunker="tokens", size=12)
 QUERIES = ("apple banana", "cherry", "kiwi lemon mango", "grape grape fig", "date elder honey")
-WORDS = [
-    "apple",
-    "banana",
-    "cherry",
-    "date",
-    "elder",
-    "fig",
-    "grape",
-    "honey",
-    "iris",
-    "jade",
-    "kiwi",
-    "lemon",
-    "mango",
-]
 
 
 def text(seed: int, n: int = 30) -> str:

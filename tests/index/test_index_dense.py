@@ -18,7 +18,7 @@ from dense_corpus import (
 )
 
 import ctxselect as cs
-from ctxselect import embedding
+from ctxselect import modes
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, FuseSpec
 from ctxselect.embed import text_key
 from ctxselect.index.writer import indexed_text
@@ -160,8 +160,8 @@ def test_reindexing_never_embeds_an_unchanged_chunk(tmp_path) -> None:
 def test_blank_texts_are_never_embedded(tmp_path) -> None:
     store = SQLiteStore(tmp_path / "ix", create=True)
     counting = CountingEmbedder()
-    spec = embedding.embedder_spec(counting, 1)
-    ops = embedding.dense_ops(spec, store.vector_cache(), given=counting)
+    spec = modes.embedder_spec(counting, 1)
+    ops = modes.dense_ops(spec, store.vector_cache(), given=counting)
     raw = ops.analyze(["apple banana", "", "  \n\t", "cherry"])
     assert sorted(counting.seen) == ["apple banana", "cherry"]
     assert raw["embedded"].tolist() == [1, 0, 0, 1]

@@ -1,24 +1,27 @@
-"""The write path's dense half: which embedder an index uses and how chunks get embedded.
+"""The retrieval modes an index writes, as :class:`~ctxselect.index.writer.ModeOps`.
 
-``indexing`` asks :func:`resolve_embedder` what the manifest will record (name, model
-id, dimensions, ANN threshold) and adds :func:`dense_ops` to the modes it writes. The
+Keyword modes (:func:`mode_ops`) analyze text into postings; dense retrieval
+(:func:`dense_ops`) embeds it. ``indexing`` asks :func:`resolve_embedder` what the
+manifest will record of the embedder (name, model id, dimensions, ANN threshold). The
 model is made on first use (:class:`LazyEmbedder`), so an update whose chunks are all in
 the index's vector cache never loads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ctxselect import embed as _embed
-from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_MODE
+from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_MODE, BM25Params, settings_from_manifest
 from ctxselect.errors import ConfigError, IndexMismatchError
 from ctxselect.index.writer import ModeOps, indexed_text
 from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve import dense_segments as _dense_segments
+from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
+from ctxselect.retrieve.base import RETRIEVERS
 from ctxselect.stores.embedded.sqlite import SQLiteStore
 from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 
@@ -26,6 +29,46 @@ EmbedderArg = str | _embed.Embedder | None
 """An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
 ``"none"`` to drop dense retrieval, or None to keep the index's own."""
 NO_EMBEDDER = "none"
+
+
+def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, ModeOps]:
+    """Return the write-path operations of every segment-capable mode (or of ``names``)."""
+    ops: dict[str, ModeOps] = {}
+    for mode in names if names is not None else RETRIEVERS.names():
+        cls: Any = RETRIEVERS.get(mode)
+        if not hasattr(cls, "arrays_from_postings"):
+            continue  # a mode without segment support is not part of the keyword index
+        params: dict[str, Any] = {"params": bm25} if mode == "bm25" else {}
+        key, analyzer = cls.analysis(**params)
+        ops[mode] = ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
+    return ops
+
+
+def stored_mode_ops(
+    store: SQLiteStore, manifest: Mapping[str, Any], *, progress: bool = False
+) -> dict[str, ModeOps]:
+    """Return the write-path operations of the modes an index holds (dense included)."""
+    _, bm25 = settings_from_manifest(manifest)
+    stored = [m for m in manifest.get("modes") or [] if m != "dense"]
+    modes = mode_ops(bm25, stored or None)
+    dense = manifest.get("embedder")
+    if "dense" in (manifest.get("modes") or []) and isinstance(dense, dict):
+        modes["dense"] = dense_ops(dense, store.vector_cache(), progress=progress)
+    return modes
+
+
+def _analyze(analyzer: Any) -> Callable[[Sequence[str]], Mapping[str, Any]]:
+    def analyze(texts: Sequence[str]) -> Mapping[str, Any]:
+        return raw_arrays(index_corpus(texts, analyzer))
+
+    return analyze
+
+
+def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+    def finish(raw: Mapping[str, Any]) -> Any:
+        return cls.arrays_from_postings(raw_postings(raw), **params)
+
+    return finish
 
 
 class ModelChanged(IndexMismatchError):
@@ -160,6 +203,8 @@ __all__ = [
     "default_mode",
     "dense_ops",
     "embedder_spec",
+    "mode_ops",
     "prune_vectors",
     "resolve_embedder",
+    "stored_mode_ops",
 ]
