@@ -102,3 +102,35 @@ def test_missing_extra_gives_the_install_line(monkeypatch, tmp_path) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'ctxselect\[rerank\]'"):
         CrossEncoderReranker(tmp_path)
+
+
+def test_search_and_select_rerank_with_a_model_on_disk(model_dir, tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    import ctxselect as cs
+    from ctxselect.interfaces.cli import commands  # noqa: F401  (registers the commands)
+    from ctxselect.interfaces.cli.main import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(
+        ["reset the synchronizer", "clock power line", "hold the line", "timing of reset cycles"]
+    ):
+        (docs / f"n{i}.txt").write_text(f"{text} in the clock\n", encoding="utf-8")
+    ix = tmp_path / "ix"
+    cs.index_paths([docs], ix)
+    query = "reset the clock"
+    with cs.open_index(ix) as idx:
+        hits = idx.search(query, 4)
+        want = CrossEncoderReranker(model_dir).rerank(query, hits)
+        assert [h.chunk_id for h in idx.rank(query, 4, rerank_model=model_dir)] == [
+            h.chunk_id for h in want
+        ]
+        selection = idx.select(query, 60, k=4, rerank_model=model_dir)
+        assert selection.tokens_used <= 60 and selection.chunks
+    args = ["search", query, "-k", "4", "--rerank-model", str(model_dir), "--index", str(ix)]
+    result = CliRunner().invoke(cli, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    assert [h["chunk_id"] for h in json.loads(result.stdout)] == [h.chunk_id for h in want]
