@@ -489,11 +489,37 @@ def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> l
     return [c for doc in loaded.documents for c in chunker.chunk(doc)]
 
 
-def retriever_for(chunks: Sequence[Chunk], mode: str, bm25: BM25Params | None = None) -> Retriever:
-    """Build an in-memory retriever over ``chunks`` (used by experiments and tests)."""
+def retriever_for(
+    chunks: Sequence[Chunk],
+    mode: str,
+    bm25: BM25Params | None = None,
+    *,
+    embedder: _embed.Embedder | None = None,
+    fusion: FuseSpec | None = None,
+) -> Retriever:
+    """Build an in-memory retriever over ``chunks`` (used by experiments and tests).
+
+    ``dense`` and ``hybrid`` need ``embedder`` (wrap it in ``embed.CachedEmbedder`` to
+    reuse vectors); ``hybrid`` fuses bm25 with dense by ``fusion`` (default plain RRF).
+
+    Raises:
+        UnknownNameError: ``mode`` is not a retrieval mode.
+        ConfigError: A dense mode without an embedder.
+    """
     table = ChunkTable.from_chunks(list(chunks))
-    cls = RETRIEVERS.get(mode)
-    return cls.build(table, **_retriever_params(mode, bm25 or BM25Params()))
+    params = _retriever_params("bm25" if mode == "hybrid" else mode, bm25 or BM25Params())
+    if mode in _dense.EMBEDDING_MODES.names():
+        if embedder is None:
+            raise ConfigError(
+                f"mode {mode} embeds the chunks: give an embedder (`--embedder minilm`, "
+                f"or `hash` for a fast check)"
+            )
+        if mode == "dense":
+            return _dense.DenseRetriever.build(table, embedder)
+        return HybridRetriever.build(table, embedder, fusion, **params)
+    if mode not in RETRIEVERS.names():
+        raise UnknownNameError("mode", mode, names("mode"))
+    return RETRIEVERS.get(mode).build(table, **params)
 
 
 __all__ = [
