@@ -1,10 +1,10 @@
-"""evaluate_corpus with an embedder; run_sweep refuses the modes that need one."""
+"""evaluate_corpus with an embedder; run_sweep needs one for the modes that embed."""
 
 from __future__ import annotations
 
 import pytest
 
-from ctxselect import api, experiments, sweeps
+from ctxselect import api, experiments, modes, sweeps
 from ctxselect.embed import HashEmbedder
 from ctxselect.errors import ConfigError
 from ctxselect.eval import SweepGrid
@@ -55,11 +55,14 @@ def test_evaluate_corpus_dense_needs_an_embedder(files, tmp_path):
                                     index=tmp_path / "b", embedder="none")  # fmt: skip
 
 
-def test_sweep_refuses_dense_modes(files, tmp_path):
+def test_sweep_needs_an_embedder_for_dense_modes(files, tmp_path):
     corpus, queries, qrels = files
-    assert "dense" not in sweeps.keyword_modes() and "bm25" in sweeps.keyword_modes()
-    with pytest.raises(ConfigError, match="ctxselect eval --mode dense --embedder minilm"):
-        sweeps.sweep_grid(modes="bm25,dense")
-    with pytest.raises(ConfigError, match="sweep measures the keyword modes"):
+    assert modes.embedding_modes() == ["dense", "hybrid"]
+    assert "dense" not in modes.keyword_modes() and "bm25" in modes.keyword_modes()
+    with pytest.raises(ConfigError, match="sweep mode hybrid embeds the chunks and queries"):
         sweeps.run_sweep(corpus, queries, qrels=qrels, grid=SweepGrid(modes=("hybrid",)),
                          out=tmp_path / "sw", plots=False)  # fmt: skip
+    assert not (tmp_path / "sw").exists()
+    report = sweeps.run_sweep(corpus, queries, qrels=qrels, grid=SweepGrid(modes=("hybrid",)),
+                              out=tmp_path / "sw", plots=False, embedder="hash")  # fmt: skip
+    assert {s.mode for s in report.sizes} == {"hybrid"} and report.computed > 0

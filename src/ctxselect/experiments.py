@@ -21,8 +21,9 @@ from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
+from ctxselect import modes as _modes
 from ctxselect import tokens as _tokens
-from ctxselect.api import Index, index_paths, names, open_index, retriever_for
+from ctxselect.api import Index, index_paths, open_index, retriever_for
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_INDEX_DIR,
@@ -37,8 +38,6 @@ from ctxselect.modes import NO_EMBEDDER
 from ctxselect.retrieve.base import Retriever
 from ctxselect.sweeps import (
     MemoCounter,
-    check_keyword_modes,
-    keyword_modes,
     measure_budgets,
     selection_depth,
 )
@@ -106,7 +105,11 @@ class EvalResult:
 
 @dataclass(frozen=True, slots=True)
 class LabReport:
-    """The chapter's two experiments on one corpus (``ctxselect lab``)."""
+    """The chapter's two experiments on one corpus (``ctxselect lab``).
+
+    ``embedder`` is the model id that embedded chunks and queries for ``dense`` and
+    ``hybrid`` ("" for the keyword modes).
+    """
 
     corpus: str
     n_queries: int
@@ -117,6 +120,7 @@ class LabReport:
     size_rows: tuple[_eval.SizeSweepRow, ...]
     budget_rows: tuple[_eval.BudgetRow, ...]
     unmatched_labels: tuple[str, ...] = ()
+    embedder: str = ""
 
 
 def default_eval_index(corpus: str | os.PathLike[str]) -> str:
@@ -255,7 +259,7 @@ def evaluate_corpus(
 
 def _check_dense(idx: Index, mode: str) -> None:
     """Fail early, naming the eval flag, when ``mode`` needs vectors the index lacks."""
-    if mode in names("mode") and mode not in keyword_modes() and not idx.manifest.get("embedder"):
+    if mode in _modes.embedding_modes() and not idx.manifest.get("embedder"):
         raise ConfigError(
             f"mode {mode} ranks by dense vectors and index {idx.path} has none: add "
             f"--embedder minilm (or hash, a model-free stand-in) to `ctxselect eval`"
@@ -320,15 +324,22 @@ def run_lab(
     mode: str = LAB_MODE,
     packer: str = LAB_PACKER,
     tokenizer: str = LAB_TOKENIZER,
+    embedder: _embed.Embedder | str | None = None,
 ) -> LabReport:
     """Reproduce the chapter's chunk-size sweep and budget table on a labeled corpus.
 
     Chunks are ``paragraph`` chunks of each size in characters; a query counts as
     answered when a chunk of its labeled document is ranked first (size sweep) or is
     inside the selection (budget table). Budgets count tokens in ``tokenizer``, framing
-    included, as ``ctxselect select`` does.
+    included, as ``ctxselect select`` does. The ``dense`` and ``hybrid`` modes (hybrid:
+    bm25 and dense fused by plain RRF) need ``embedder``, a name (``minilm``, ``hash``)
+    or a model; each distinct chunk text and query is embedded once, in memory.
+
+    Raises:
+        ConfigError: A dense mode without an embedder. InputError: No labeled query.
+        UnknownNameError: The embedder name is not registered.
     """
-    check_keyword_modes([mode], "lab")
+    model = _modes.experiment_embedder(embedder, [mode], _embed.MemoryVectorCache(), command="lab")
     labeled = _eval.read_labeled(queries)
     if not labeled:
         raise InputError(f"{queries}: no labeled queries; expected lines like "
@@ -339,7 +350,7 @@ def run_lab(
     size_rows = []
     for size in sizes:
         chunks = _paragraph_chunks(documents, size, tokenizer)
-        retriever = retriever_for(chunks, mode)
+        retriever = retriever_for(chunks, mode, embedder=model)
         tops = [retriever.search(q.query, 3) for q in labeled]
         correct = sum(1 for q, hits in zip(labeled, tops, strict=True)
                       if hits and _eval.label_matches(q.label, hits[0].doc_id))  # fmt: skip
@@ -353,7 +364,8 @@ def run_lab(
             )
         )
     chunks = _paragraph_chunks(documents, budget_chunk_chars, tokenizer)
-    budget_rows = _budget_rows(retriever_for(chunks, mode), labeled, budgets, packer, tokenizer)
+    retriever = retriever_for(chunks, mode, embedder=model)
+    budget_rows = _budget_rows(retriever, labeled, budgets, packer, tokenizer)
     return LabReport(
         corpus=os.fspath(corpus),
         n_queries=len(labeled),
@@ -364,6 +376,7 @@ def run_lab(
         size_rows=tuple(size_rows),
         budget_rows=budget_rows,
         unmatched_labels=unmatched,
+        embedder=model.model_id if model is not None else "",
     )
 
 

@@ -4,7 +4,8 @@ Keyword modes (:func:`mode_ops`) analyze text into postings; dense retrieval
 (:func:`dense_ops`) embeds it. ``indexing`` asks :func:`resolve_embedder` what the
 manifest will record of the embedder (name, model id, dimensions, ANN threshold). The
 model is made on first use (:class:`LazyEmbedder`), so an update whose chunks are all in
-the index's vector cache never loads it.
+the index's vector cache never loads it. Experiments (sweep, lab) that build modes in
+memory check and make their embedder with :func:`experiment_embedder`.
 """
 
 from __future__ import annotations
@@ -195,14 +196,74 @@ def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
     store.vector_cache().prune(str(dense["model_id"]), keys)
 
 
+def keyword_modes() -> list[str]:
+    """The modes built from the chunks' words alone: every mode but dense and hybrid."""
+    return RETRIEVERS.names()
+
+
+def embedding_modes() -> list[str]:
+    """The modes that embed chunks and queries, so need an embedder: dense and hybrid."""
+    return _dense.EMBEDDING_MODES.names()
+
+
+def check_embedder(
+    modes: Sequence[str], embedder: str | _embed.Embedder | None, command: str = "sweep"
+) -> None:
+    """Refuse dense and hybrid when ``command`` was given no embedder to build them with.
+
+    Raises:
+        ConfigError: A mode needs an embedder and ``embedder`` is None.
+        UnknownNameError: ``embedder`` is a name no embedder is registered under.
+    """
+    if isinstance(embedder, str):
+        _embed.EMBEDDERS.check(embedder)
+    needy = [mode for mode in modes if mode in embedding_modes()]
+    if needy and embedder is None:
+        raise ConfigError(
+            f"{command} mode {needy[0]} embeds the chunks and queries, and no embedder was "
+            f"given: add --embedder minilm (needs ctxselect[dense]), or --embedder hash for a "
+            f'quick model-free check (Python: embedder="minilm")'
+        )
+
+
+def experiment_embedder(
+    embedder: str | _embed.Embedder | None,
+    modes: Sequence[str],
+    cache: _embed.VectorCache,
+    *,
+    command: str = "sweep",
+    progress: bool = False,
+) -> _embed.Embedder | None:
+    """Make the embedder of the dense modes in ``modes`` once (None if there are none).
+
+    ``embedder`` is a registry name or a model. Chunks and queries are looked up in
+    ``cache`` by model id and content hash first, so a text met in several
+    configurations, or in an earlier run sharing a file cache, is embedded once.
+
+    Raises:
+        ConfigError: A dense mode without an embedder (the message names ``command``).
+        UnknownNameError: ``embedder`` is not a registered name.
+        MissingExtraError: The embedder's extra is not installed.
+    """
+    check_embedder(modes, embedder, command)
+    if embedder is None or not set(modes) & set(embedding_modes()):
+        return None
+    model = _embed.make_embedder(embedder) if isinstance(embedder, str) else embedder
+    return _embed.CachedEmbedder(model, cache, progress=progress, cache_queries=True)
+
+
 __all__ = [
     "NO_EMBEDDER",
     "EmbedderArg",
     "LazyEmbedder",
     "ModelChanged",
+    "check_embedder",
     "default_mode",
     "dense_ops",
     "embedder_spec",
+    "embedding_modes",
+    "experiment_embedder",
+    "keyword_modes",
     "mode_ops",
     "prune_vectors",
     "resolve_embedder",

@@ -12,68 +12,31 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
+from ctxselect import embed as _embed
 from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
-from ctxselect import tokens as _tokens
+from ctxselect import modes as _modes
 from ctxselect._require import require
 from ctxselect.api import names, retriever_for
-from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec
-from ctxselect.errors import ConfigError, InputError, UnknownNameError
+from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec, FuseSpec
+from ctxselect.errors import InputError, UnknownNameError
 from ctxselect.eval import SweepGrid, SweepReport
-from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.retrieve.base import Retriever
+from ctxselect.tokens import MemoCounter
 from ctxselect.types import Chunk, Document, Hit
 
 SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
 DEFAULT_EPSILON = _eval.DEFAULT_EPSILON
 DEFAULT_TURNS = _eval.DEFAULT_TURNS
 CACHED_FACTOR = _eval.CACHED_FACTOR
-# Tokenizers whose pre-tokenizer never joins a newline to the non-space character after
-# it (budget/render.py relies on the same property): counts add up across such breaks.
-_LINE_ADDITIVE = frozenset({"cl100k"})
-_LINE_START = re.compile(r"\n(?=\S)")
-_MEMO_MAX = 1_000_000
-
-
-class MemoCounter:
-    """Count tokens through another counter, once per distinct text.
-
-    A sweep packs the same ranked chunks again for every budget and packer; counting
-    each framed piece once makes that cheap. For tokenizers in ``_LINE_ADDITIVE`` a text
-    is cut where a line starts with a non-space character and the parts are counted (and
-    remembered) apart: exact for them, and merged pieces reuse their chunks' counts. A
-    test checks that selections equal those made with the plain counter.
-    """
-
-    def __init__(self, tokenizer: str) -> None:
-        self.counter = _tokens.get_counter(tokenizer)
-        self.split = tokenizer in _LINE_ADDITIVE
-        self.memo: dict[str, int] = {}
-
-    def count(self, text: str) -> int:
-        """Return the number of tokens ``text`` encodes to in the tokenizer."""
-        if not self.split:
-            return self._one(text)
-        total, start = 0, 0
-        for match in _LINE_START.finditer(text):
-            total += self._one(text[start : match.end()])
-            start = match.end()
-        return total + self._one(text[start:])
-
-    def _one(self, text: str) -> int:
-        tokens = self.memo.get(text)
-        if tokens is None:
-            if len(self.memo) >= _MEMO_MAX:
-                self.memo.clear()
-            tokens = int(self.counter.count(text))
-            self.memo[text] = tokens
-        return tokens
+VECTORS_DIR = "vectors"
+"""The results folder's vector cache (one ``.npz`` per model): chunks embedded once."""
 
 
 def selection_depth(budget: int, n_tokens: Sequence[int]) -> int:
@@ -166,29 +129,7 @@ def sweep_grid(
     return grid
 
 
-def keyword_modes() -> list[str]:
-    """The modes a sweep (or the lab) builds in memory: every mode but dense and hybrid."""
-    return RETRIEVERS.names()
-
-
-def check_keyword_modes(modes: Sequence[str], command: str = "sweep") -> None:
-    """Refuse dense and hybrid: ``command`` builds retrievers in memory, without a model.
-
-    Raises:
-        ConfigError: A mode needs an embedder.
-    """
-    for mode in modes:
-        if mode in names("mode") and mode not in keyword_modes():
-            raise ConfigError(
-                f"{command} measures the keyword modes ({', '.join(keyword_modes())}), built "
-                f"in memory; mode {mode} needs an embedder and a stored index: evaluate it "
-                f"with `ctxselect eval --mode {mode} --embedder minilm` (or --embedder hash "
-                f"for a quick model-free check)"
-            )
-
-
 def _check_grid(grid: SweepGrid) -> None:
-    check_keyword_modes(grid.modes)
     for kind, values in [
         ("chunker", grid.chunkers),
         ("mode", grid.modes),
@@ -202,6 +143,16 @@ def _check_grid(grid: SweepGrid) -> None:
                 raise UnknownNameError(kind, value, valid)
 
 
+def _modes_extra(embedder: _embed.Embedder | None) -> dict[str, Mapping[str, object]]:
+    if embedder is None:
+        return {}
+    extra: dict[str, Mapping[str, object]] = {}
+    for mode in _modes.embedding_modes():
+        fusion = {"fusion": dataclasses.asdict(FuseSpec())} if mode == "hybrid" else {}
+        extra[mode] = {"embedder": embedder.model_id, **fusion}
+    return extra
+
+
 class _Sweep:
     """One sweep's fixed context: the documents, the labels and the result book."""
 
@@ -212,8 +163,10 @@ class _Sweep:
         bm25: BM25Params,
         labeled: _eval.LabeledSet,
         documents: Sequence[Document],
+        embedder: _embed.Embedder | None = None,
     ) -> None:
         self.book, self.metrics, self.bm25, self.labeled = book, metrics, bm25, labeled
+        self.embedder = embedder
         self.documents = {d.doc_id: d for d in documents}
         self.texts = {d.doc_id: d.text for d in documents}
 
@@ -334,7 +287,9 @@ class _Sweep:
                 if chunked is None or chunked[0] != setting[:2]:  # once per (chunker, size)
                     chunked = (setting[:2], self.chunks(setting[0], setting[1]))
                 chunks = chunked[1]
-                retriever = retriever_for(chunks, setting[2], self.bm25)  # once per mode
+                retriever = retriever_for(  # once per mode
+                    chunks, setting[2], self.bm25, embedder=self.embedder
+                )
                 rows = self.ranking_rows(retriever, chunks, setting) if ranking else []
                 if todo:
                     rows += self.budget_rows(retriever, chunks, setting, todo)
@@ -359,6 +314,7 @@ def run_sweep(
     turns: int = DEFAULT_TURNS,
     cache_factor: float = CACHED_FACTOR,
     bm25: BM25Params | None = None,
+    embedder: str | _embed.Embedder | None = None,
     plots: bool = True,
     progress: bool = False,
 ) -> SweepReport:
@@ -368,6 +324,10 @@ def run_sweep(
     for every packer and budget. Rows already in ``out/results.jsonl`` with the same
     configuration key (settings plus the content hashes of corpus and labels) are reused,
     not measured again, so re-running with an extra grid value measures only what is new.
+    The ``dense`` and ``hybrid`` modes (hybrid: bm25 and dense fused by plain RRF) embed
+    through a vector cache in ``out/vectors``, by model and content hash: every chunk
+    text and query is embedded once, across configurations and re-runs. Their keys hold
+    the embedder's ``model_id``, so another embedder measures them again.
 
     Args:
         corpus: A folder, files, a BEIR ``corpus.jsonl`` or BEIR dataset folder.
@@ -379,13 +339,17 @@ def run_sweep(
         level: ``doc`` (chunk rankings collapsed to documents) or ``chunk``.
         metrics: Ranking metrics (``name@k``); ``hit@1`` is the lab's top-1 correct.
         epsilon: Knee tolerance (absolute recall). turns, cache_factor: the cost table's.
-        bm25: BM25 settings. plots: Draw PNG plots (needs ``ctxselect[plot]``).
-        progress: A progress bar on stderr.
+        bm25: BM25 settings.
+        embedder: The model of the dense modes: a registry name (``minilm``, ``hash``)
+            or an embedder; needed when the grid has ``dense`` or ``hybrid``.
+        plots: Draw PNG plots (needs ``ctxselect[plot]``).
+        progress: Progress bars on stderr.
 
     Raises:
-        UnknownNameError: A grid name is not registered.
-        ConfigError: A setting is invalid. InputError: An input file is malformed.
-        MissingExtraError: ``plots`` without matplotlib installed.
+        UnknownNameError: A grid or embedder name is not registered.
+        ConfigError: A setting is invalid, or a dense mode lacks an embedder.
+        InputError: An input file is malformed.
+        MissingExtraError: ``plots`` without matplotlib, or the embedder's extra, missing.
     """
     started = time.perf_counter()
     grid = grid or SweepGrid()
@@ -396,6 +360,9 @@ def run_sweep(
     ranking = _eval.ranking_metric_names(metrics)
     if plots:
         require("matplotlib.figure", extra="plot", feature="sweep plots")
+    folder = Path(out or default_sweep_dir(corpus))
+    vectors = _embed.FileVectorCache(folder / VECTORS_DIR)
+    model = _modes.experiment_embedder(embedder, grid.modes, vectors, progress=progress)
     documents = _ingest.load_paths([corpus], progress=progress).documents
     if not documents:
         raise InputError(f"{corpus} holds no document to sweep")
@@ -412,10 +379,10 @@ def run_sweep(
         corpus_hash=_eval.corpus_hash(documents),
         labels_hash=labeled.content_hash(),
         extra={"bm25": dataclasses.asdict(bm25)},
+        modes_extra=_modes_extra(model),
     )
-    folder = Path(out or default_sweep_dir(corpus))
     folder.mkdir(parents=True, exist_ok=True)
-    sweep = _Sweep(book, ranking, bm25, labeled, documents)
+    sweep = _Sweep(book, ranking, bm25, labeled, documents, model)
     computed, reused = sweep.measure(folder / _eval.RESULTS_FILE, progress)
     report = sweep.summarize(
         folder,

@@ -111,3 +111,29 @@ def test_cached_embedder_is_an_embedder() -> None:
     assert isinstance(cached, Embedder)
     assert (cached.name, cached.dim, cached.model_id) == ("hash", 32, "hash-v1-32")
     assert cached.embed(["x", " "]).shape == (2, 32)
+
+
+def test_cached_queries_are_embedded_once_and_kept_apart_from_passages() -> None:
+    from ctxselect.embed import CachedEmbedder, HashEmbedder, MemoryVectorCache
+
+    class Counting(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls: list[tuple[str, bool]] = []
+
+        def embed(self, texts, *, query=False):  # type: ignore[no-untyped-def]
+            self.calls += [(t, query) for t in texts]
+            return super().embed(texts, query=query)
+
+    inner, cache = Counting(), MemoryVectorCache()
+    model = CachedEmbedder(inner, cache, cache_queries=True)
+    first = model.embed(["reset the clock", "metastability"], query=True)
+    again = model.embed(["metastability", "reset the clock"], query=True)
+    assert sorted(inner.calls) == [("metastability", True), ("reset the clock", True)]
+    assert np.array_equal(first, again[::-1])
+    model.embed(["reset the clock"])  # a passage with a query's text: its own entry
+    assert inner.calls[-1] == ("reset the clock", False)
+    assert len(cache) == 3
+    plain = CachedEmbedder(inner, cache)  # without cache_queries, queries are never kept
+    plain.embed(["metastability"], query=True)
+    assert inner.calls[-1] == ("metastability", True) and len(cache) == 3

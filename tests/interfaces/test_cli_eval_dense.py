@@ -1,4 +1,4 @@
-"""eval --mode dense|hybrid --embedder on a BEIR-layout corpus; sweep and lab refuse them."""
+"""eval, sweep and lab with --mode(s) dense|hybrid --embedder on a BEIR-layout corpus."""
 
 from __future__ import annotations
 
@@ -70,14 +70,47 @@ def test_eval_dense_without_an_embedder_names_the_flag(beir, tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])
-def test_sweep_and_lab_refuse_dense_modes(beir, tmp_path, mode):
+def test_sweep_and_lab_need_an_embedder_for_dense_modes(beir, tmp_path, mode):
     sweep = invoke("sweep", *labeled(beir), "--modes", f"bm25,{mode}", "--out",
                    str(tmp_path / "sw"), "--no-plots", code=1)  # fmt: skip
-    assert "sweep measures the keyword modes (bm25, tfidf, tfidf-sum)" in sweep.stderr
-    assert f"`ctxselect eval --mode {mode} --embedder minilm`" in sweep.stderr
+    assert sweep.stderr.count("\n") == 1
+    assert f"sweep mode {mode} embeds the chunks and queries" in sweep.stderr
+    assert "--embedder minilm" in sweep.stderr and "--embedder hash" in sweep.stderr
     assert not (tmp_path / "sw").exists()
     labels = tmp_path / "lab.jsonl"
     labels.write_text('{"query": "token budget", "label": "d1"}\n')
     lab = invoke("lab", "--corpus", str(beir / "corpus.jsonl"), "--queries", str(labels),
                  "--mode", mode, code=1)  # fmt: skip
-    assert "lab measures the keyword modes" in lab.stderr
+    assert f"lab mode {mode} embeds" in lab.stderr and "--embedder minilm" in lab.stderr
+
+
+def test_sweep_bm25_and_hybrid_with_the_hash_embedder(beir, tmp_path):
+    out = tmp_path / "sw"
+    args = ["sweep", *labeled(beir), "--modes", "bm25,hybrid", "--embedder", "hash",
+            "--sizes", "64", "--budgets", "100,200", "--out", str(out), "--no-plots"]  # fmt: skip
+    data = json.loads(invoke(*args, "--json").stdout)
+    assert [s["mode"] for s in data["sizes"]] == ["bm25", "hybrid"]
+    assert data["computed"] == 2 * 3 and data["reused"] == 0
+    hybrid = data["sizes"][1]["metrics"]
+    assert 0.0 < hybrid["ndcg@10"] <= 1.0 and hybrid["recall@100"] == 1.0
+    assert "hybrid" in (out / "tables.txt").read_text(encoding="utf-8")
+    again = invoke(*args)
+    assert "hybrid" in again.stdout and "0 configuration(s) measured, 6 reused" in again.stderr
+
+
+def test_sweep_unknown_embedder_lists_the_choices(beir, tmp_path):
+    result = invoke("sweep", *labeled(beir), "--modes", "dense", "--embedder", "nope",
+                    "--out", str(tmp_path / "sw"), "--no-plots", code=1)  # fmt: skip
+    assert "unknown embedder 'nope'" in result.stderr and "hash" in result.stderr
+
+
+def test_lab_dense_with_the_hash_embedder(beir, tmp_path):
+    labels = tmp_path / "lab.jsonl"
+    labels.write_text("".join(json.dumps({"query": t, "label": d}) + "\n"
+                              for t, d in QUERIES.values()))  # fmt: skip
+    result = invoke("lab", "--corpus", str(beir / "corpus.jsonl"), "--queries", str(labels),
+                    "--mode", "dense", "--embedder", "hash", "--sizes", "200",
+                    "--budgets", "100", "--json")  # fmt: skip
+    data = json.loads(result.stdout)
+    assert data["mode"] == "dense" and data["embedder"] == "hash-v1-256"
+    assert data["size_rows"][0]["n_queries"] == len(QUERIES)

@@ -100,7 +100,10 @@ class CachedEmbedder:
     """An embedder that goes through :func:`embed_texts`: cache, blank rows, batches, bar.
 
     It satisfies :class:`Embedder` itself (same ``name``, ``dim`` and ``model_id``), so
-    dense retrieval can take it wherever it takes a plain embedder.
+    dense retrieval can take it wherever it takes a plain embedder. With
+    ``cache_queries``, query vectors are cached too, under the model id plus
+    `` [query]`` (models that prefix queries embed a query unlike the same passage): an
+    experiment asking the same queries of many configurations embeds each once.
     """
 
     def __init__(
@@ -110,17 +113,21 @@ class CachedEmbedder:
         *,
         batch_size: int = DEFAULT_EMBED_BATCH,
         progress: bool = False,
+        cache_queries: bool = False,
     ) -> None:
         self.inner = embedder
         self.cache = cache
         self.batch_size = batch_size
         self.progress = progress
+        self.cache_queries = cache_queries
         self.name = embedder.name
         self.dim = embedder.dim
         self.model_id = embedder.model_id
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """Embed ``texts`` through the cache (a progress bar only for passages)."""
+        if query and self.cache_queries and self.cache is not None:
+            return self._queries(texts, self.cache)
         return embed_texts(
             self.inner,
             texts,
@@ -129,3 +136,19 @@ class CachedEmbedder:
             batch_size=self.batch_size,
             progress=self.progress and not query,
         )
+
+    def _queries(self, texts: Sequence[str], cache: VectorCache) -> np.ndarray:
+        """Query vectors from the cache, embedding (and keeping) the missing ones."""
+        model_id = f"{self.model_id} [query]"
+        keys = [text_key(text) for text in texts]
+        found = cache.get_many(model_id, keys)
+        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+        if missing:
+            vectors = embed_texts(self.inner, list(missing.values()), query=True)
+            fresh = dict(zip(missing, vectors, strict=True))
+            cache.put_many(model_id, fresh)
+            found.update(fresh)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out

@@ -53,10 +53,12 @@ class ResultRow:
     chunks: int
     corpus_hash: str
     labels_hash: str
+    embedder: str = ""
 
 
 _FIELDS = {f.name: f.type for f in dataclasses.fields(ResultRow)}
 _EXPECTED = "a JSON object with the keys " + ", ".join(_FIELDS)
+_OPTIONAL = {"embedder"}  # rows written before it existed lack it
 
 
 def config_key(settings: Mapping[str, object]) -> str:
@@ -102,6 +104,8 @@ class ResultBook:
         documents: Documents in the corpus.
         corpus_hash: Content hash of the corpus; ``labels_hash``: of queries and labels.
         extra: Further settings that change results (e.g. BM25 parameters).
+        modes_extra: mode -> settings that change that mode's results only (the dense
+            modes' ``embedder`` model id, hybrid's ``fusion``); keyword keys stay as they are.
     """
 
     dataset: str
@@ -111,6 +115,7 @@ class ResultBook:
     corpus_hash: str
     labels_hash: str
     extra: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    modes_extra: Mapping[str, Mapping[str, object]] = dataclasses.field(default_factory=dict)
 
     def key(self, setting: Setting) -> str:
         """The configuration key of a ranking or budget setting."""
@@ -122,7 +127,7 @@ class ResultBook:
                 "level": self.level,
                 "tokenizer": self.grid.tokenizer,
                 "format": self.grid.format,
-                "extra": dict(self.extra),
+                "extra": {**self.extra, **self.modes_extra.get(mode, {})},
                 "chunker": chunker,
                 "size": size,
                 "mode": mode,
@@ -154,6 +159,7 @@ class ResultBook:
             chunks,
             self.corpus_hash,
             self.labels_hash,
+            str(self.modes_extra.get(mode, {}).get("embedder", "")),
         )
 
     def settings(self) -> list[Setting]:
@@ -191,7 +197,7 @@ def _row(path: PathLike, number: int, line: str) -> ResultRow:
         record = json.loads(line)
     except json.JSONDecodeError:
         raise line_error(path, number, _EXPECTED, line) from None
-    if not isinstance(record, dict) or set(record) != set(_FIELDS):
+    if not isinstance(record, dict) or not set(_FIELDS) - _OPTIONAL <= set(record) <= set(_FIELDS):
         raise line_error(path, number, _EXPECTED, line)
     value = record["value"]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

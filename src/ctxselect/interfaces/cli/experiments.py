@@ -29,6 +29,14 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
 LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged directly."
 
 
+def in_memory_embedder_help(what: str) -> str:
+    """Help of --embedder for commands that build dense and hybrid in memory."""
+    return (
+        f"Embed chunks and queries for {what}: {choices('embedder')}. minilm needs "
+        f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in."
+    )
+
+
 @cli.command("eval")
 @click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
 @click.option(
@@ -138,7 +146,7 @@ def eval_cmd(
     "--mode",
     default=experiments.LAB_MODE,
     show_default=True,
-    help=", ".join(sweeps.keyword_modes()) + ".",
+    help=choices("mode") + " (dense and hybrid need --embedder).",
 )
 @click.option(
     "--packer", default=experiments.LAB_PACKER, show_default=True, help=choices("packer") + "."
@@ -148,6 +156,12 @@ def eval_cmd(
     default=experiments.LAB_TOKENIZER,
     show_default=True,
     help=choices("tokenizer") + ".",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    metavar="NAME",
+    help=in_memory_embedder_help("--mode dense or hybrid"),
 )
 @json_option
 def lab(
@@ -159,9 +173,14 @@ def lab(
     mode: str,
     packer: str,
     tokenizer: str,
+    embedder: str | None,
     as_json: bool,
 ) -> None:
-    """Run the chunk-size sweep and the budget table on a labeled corpus."""
+    """Run the chunk-size sweep and the budget table on a labeled corpus.
+
+    Retrievers are built in memory; with --mode dense or hybrid, each distinct chunk
+    and query is embedded once per run.
+    """
     report = experiments.run_lab(
         corpus,
         queries,
@@ -171,6 +190,7 @@ def lab(
         mode=mode,
         packer=packer,
         tokenizer=tokenizer,
+        embedder=embedder,
     )
     emit_json(report) if as_json else click.echo(render.lab_report(report))
 
@@ -192,12 +212,19 @@ def lab(
 @click.option(
     "--modes",
     default=None,
-    help=f"Comma-separated: {', '.join(sweeps.keyword_modes())} (dense and hybrid: use eval).",
+    help=f"Comma-separated: {choices('mode')} (dense and hybrid need --embedder).",
 )
 @click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
 @click.option("--budgets", callback=int_list, default=None, help="Token budgets, e.g. 250,500.")
 @click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
 @click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
+@click.option(
+    "--embedder",
+    default=None,
+    metavar="NAME",
+    help=in_memory_embedder_help("the modes dense and hybrid")
+    + " Vectors are kept in the results folder.",
+)
 @click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
 @click.option(
     "--metrics",
@@ -242,6 +269,7 @@ def sweep(
     budgets: tuple[int, ...],
     tokenizer: str | None,
     fmt: str | None,
+    embedder: str | None,
     level: str,
     metrics: str,
     epsilon: float,
@@ -256,7 +284,9 @@ def sweep(
     """Sweep chunker x size x mode x packer x budget; write results, plots and report.html.
 
     Prints the tables in the lab's layout (stdout) and where the report is (stderr).
-    Re-running with the same --out reuses every configuration already measured.
+    Re-running with the same --out reuses every configuration already measured. Dense
+    and hybrid (--embedder) keep their vectors there too; another embedder measures
+    them again.
     """
     grid = sweeps.sweep_grid(
         grid_file,
@@ -281,6 +311,7 @@ def sweep(
         epsilon=epsilon,
         turns=turns,
         cache_factor=cache_factor,
+        embedder=embedder,
         plots=not no_plots,
         progress=progress_enabled(),
     )
