@@ -17,6 +17,7 @@ from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect import ingest as _ingest
+from ctxselect import modes as _modes
 from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
@@ -34,6 +35,7 @@ from ctxselect.config import (
 )
 from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
 from ctxselect.indexing import index_paths
+from ctxselect.modes import retriever_for
 from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve import dense_segments as _dense_segments
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
@@ -52,11 +54,6 @@ from ctxselect.types import (
 )
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
-
-
-def _retriever_params(mode: str, bm25: BM25Params) -> dict[str, Any]:
-    """Keyword arguments a mode's ``build``/``load`` take from the index settings."""
-    return {"params": bm25} if mode == "bm25" else {}
 
 
 def _settings(manifest: Mapping[str, Any]) -> tuple[ChunkSpec, BM25Params]:
@@ -202,7 +199,7 @@ class Index:
                     f"index {self.path} has no {mode} arrays: rebuild it with "
                     f"`ctxselect index PATH... --index {self.path}`"
                 )
-            params = _retriever_params(mode, self.bm25)
+            params = _modes.retriever_params(mode, self.bm25)
             found = _retrieve.load_segments(mode, snap.rows, snap.segments[mode], **params)
             cache[mode] = found
         return found
@@ -487,39 +484,6 @@ def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> l
     loaded = _ingest.load_paths([path])
     chunker = _chunk.make_chunker(spec or ChunkSpec())
     return [c for doc in loaded.documents for c in chunker.chunk(doc)]
-
-
-def retriever_for(
-    chunks: Sequence[Chunk],
-    mode: str,
-    bm25: BM25Params | None = None,
-    *,
-    embedder: _embed.Embedder | None = None,
-    fusion: FuseSpec | None = None,
-) -> Retriever:
-    """Build an in-memory retriever over ``chunks`` (used by experiments and tests).
-
-    ``dense`` and ``hybrid`` need ``embedder`` (wrap it in ``embed.CachedEmbedder`` to
-    reuse vectors); ``hybrid`` fuses bm25 with dense by ``fusion`` (default plain RRF).
-
-    Raises:
-        UnknownNameError: ``mode`` is not a retrieval mode.
-        ConfigError: A dense mode without an embedder.
-    """
-    table = ChunkTable.from_chunks(list(chunks))
-    params = _retriever_params("bm25" if mode == "hybrid" else mode, bm25 or BM25Params())
-    if mode in _dense.EMBEDDING_MODES.names():
-        if embedder is None:
-            raise ConfigError(
-                f"mode {mode} embeds the chunks: give an embedder (`--embedder minilm`, "
-                f"or `hash` for a fast check)"
-            )
-        if mode == "dense":
-            return _dense.DenseRetriever.build(table, embedder)
-        return HybridRetriever.build(table, embedder, fusion, **params)
-    if mode not in RETRIEVERS.names():
-        raise UnknownNameError("mode", mode, names("mode"))
-    return RETRIEVERS.get(mode).build(table, **params)
 
 
 __all__ = [

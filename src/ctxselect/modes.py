@@ -4,8 +4,8 @@ Keyword modes (:func:`mode_ops`) analyze text into postings; dense retrieval
 (:func:`dense_ops`) embeds it. ``indexing`` asks :func:`resolve_embedder` what the
 manifest will record of the embedder (name, model id, dimensions, ANN threshold). The
 model is made on first use (:class:`LazyEmbedder`), so an update whose chunks are all in
-the index's vector cache never loads it. Experiments (sweep, lab) that build modes in
-memory check and make their embedder with :func:`experiment_embedder`.
+the index's vector cache never loads it. Experiments (sweep, lab) build modes in memory
+with :func:`retriever_for` and make their embedder with :func:`experiment_embedder`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,23 @@ from typing import Any
 import numpy as np
 
 from ctxselect import embed as _embed
-from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_MODE, BM25Params, settings_from_manifest
-from ctxselect.errors import ConfigError, IndexMismatchError
+from ctxselect.config import (
+    DEFAULT_ANN_THRESHOLD,
+    DEFAULT_MODE,
+    BM25Params,
+    FuseSpec,
+    settings_from_manifest,
+)
+from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
 from ctxselect.index.writer import ModeOps, indexed_text
 from ctxselect.retrieve import dense as _dense
 from ctxselect.retrieve import dense_segments as _dense_segments
 from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
-from ctxselect.retrieve.base import RETRIEVERS
+from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.retrieve.hybrid import HybridRetriever
 from ctxselect.stores.embedded.sqlite import SQLiteStore
 from ctxselect.stores.embedded.vectors import SQLiteVectorCache
+from ctxselect.types import Chunk, ChunkTable
 
 EmbedderArg = str | _embed.Embedder | None
 """An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
@@ -39,7 +47,7 @@ def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, 
         cls: Any = RETRIEVERS.get(mode)
         if not hasattr(cls, "arrays_from_postings"):
             continue  # a mode without segment support is not part of the keyword index
-        params: dict[str, Any] = {"params": bm25} if mode == "bm25" else {}
+        params = retriever_params(mode, bm25)
         key, analyzer = cls.analysis(**params)
         ops[mode] = ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
     return ops
@@ -252,6 +260,44 @@ def experiment_embedder(
     return _embed.CachedEmbedder(model, cache, progress=progress, cache_queries=True)
 
 
+def retriever_params(mode: str, bm25: BM25Params) -> dict[str, Any]:
+    """Keyword arguments a mode's ``build``/``load`` take from the index settings."""
+    return {"params": bm25} if mode == "bm25" else {}
+
+
+def retriever_for(
+    chunks: Sequence[Chunk],
+    mode: str,
+    bm25: BM25Params | None = None,
+    *,
+    embedder: _embed.Embedder | None = None,
+    fusion: FuseSpec | None = None,
+) -> Retriever:
+    """Build an in-memory retriever over ``chunks`` (used by experiments and tests).
+
+    ``dense`` and ``hybrid`` need ``embedder`` (wrap it in ``embed.CachedEmbedder`` to
+    reuse vectors); ``hybrid`` fuses bm25 with dense by ``fusion`` (default plain RRF).
+
+    Raises:
+        UnknownNameError: ``mode`` is not a retrieval mode.
+        ConfigError: A dense mode without an embedder.
+    """
+    table = ChunkTable.from_chunks(list(chunks))
+    params = retriever_params("bm25" if mode == "hybrid" else mode, bm25 or BM25Params())
+    if mode in _dense.EMBEDDING_MODES.names():
+        if embedder is None:
+            raise ConfigError(
+                f"mode {mode} embeds the chunks: give an embedder (`--embedder minilm`, "
+                f"or `hash` for a fast check)"
+            )
+        if mode == "dense":
+            return _dense.DenseRetriever.build(table, embedder)
+        return HybridRetriever.build(table, embedder, fusion, **params)
+    if mode not in RETRIEVERS.names():
+        raise UnknownNameError("mode", mode, [*keyword_modes(), *embedding_modes()])
+    return RETRIEVERS.get(mode).build(table, **params)
+
+
 __all__ = [
     "NO_EMBEDDER",
     "EmbedderArg",
@@ -267,5 +313,7 @@ __all__ = [
     "mode_ops",
     "prune_vectors",
     "resolve_embedder",
+    "retriever_for",
+    "retriever_params",
     "stored_mode_ops",
 ]
