@@ -83,11 +83,20 @@ def _commit(
     )
 
 
+def _compact_store(store: SQLiteStore, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
+    """Compact, then drop cached vectors no live chunk uses (bounded like the segments)."""
+    done = _compact.compact_store(store, modes, {"compacted": _now()})
+    dense = store.read_manifest().get("embedder")
+    if "dense" in modes and isinstance(dense, dict):
+        _modes.prune_vectors(store, dense)
+    return done
+
+
 def _maintain(store: SQLiteStore, modes: Mapping[str, ModeOps], fraction: float | None) -> bool:
     """Compact or consolidate deltas when the policy says so; True if compacted."""
     manifest = store.read_manifest()
     if _compact.needs_compaction(manifest, fraction):
-        _compact.compact_store(store, modes, {"compacted": _now()})
+        _compact_store(store, modes)
         return True
     if _compact.needs_delta_merge(manifest):
         _compact.merge_store_deltas(store, modes)
@@ -435,7 +444,7 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
             if not manifest.get("segments") and not _compact.pending_rows(manifest):
                 n = store.counts()["chunks"]
                 return CompactReport(str(store.folder), n, 0, 0, 0.0, note="already compact")
-            rows, merged, dropped = _compact.compact_store(store, modes, {"compacted": _now()})
+            rows, merged, dropped = _compact_store(store, modes)
             seconds = round(time.perf_counter() - started, 3)
             return CompactReport(str(store.folder), rows, merged, dropped, seconds)
     finally:

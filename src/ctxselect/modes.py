@@ -199,7 +199,9 @@ def default_mode(
 
 
 def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
-    """After a full build: keep only the vectors of the live chunks, current model."""
+    """After a full build or a compaction: keep only the vectors of the live chunks, of
+    the current model (the cache never outgrows the index by more than what changed
+    since the last compaction)."""
     keys = [_embed.text_key(indexed_text(c)) for c in store.iter_chunks()]
     store.vector_cache().prune(str(dense["model_id"]), keys)
 

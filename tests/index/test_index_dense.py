@@ -157,6 +157,23 @@ def test_reindexing_never_embeds_an_unchanged_chunk(tmp_path) -> None:
     assert _cached_keys(ix) == {text_key(t) for t in after}  # pruned to the live chunks
 
 
+def test_compaction_prunes_vectors_no_live_chunk_uses(tmp_path) -> None:
+    root = write_corpus(tmp_path / "docs")
+    ix = tmp_path / "ix"
+    cs.index_paths([root], ix, chunk=SPEC, embedder="hash", compact_fraction=None)
+    (root / "f05.txt").write_text(text(105), encoding="utf-8")
+    (root / "f06.txt").unlink()
+    cs.index_paths([], ix, compact_fraction=None)
+    live = {text_key(t) for t in _live_texts(ix)}
+    assert _cached_keys(ix) > live  # the old chunks' vectors wait for compaction
+    cs.compact_index(ix)
+    assert _cached_keys(ix) == live
+    (root / "f06.txt").write_text(text(6), encoding="utf-8")  # back: embedded again
+    counting = CountingEmbedder()
+    cs.index_paths([], ix, embedder=counting, compact_fraction=None)
+    assert counting.seen and all(text_key(t) not in live for t in counting.seen)
+
+
 def test_blank_texts_are_never_embedded(tmp_path) -> None:
     store = SQLiteStore(tmp_path / "ix", create=True)
     counting = CountingEmbedder()

@@ -5,9 +5,10 @@ Dense retrieval embeds a chunk as its header and text; the key is the SHA-256 of
 unchanged chunk (in a modified document, after a rename, on a rebuild with the same
 chunking) is never embedded twice. Vectors are written every 1,024 chunks while an
 index run embeds, in their own transactions, so an interrupted run keeps what it
-embedded and the next run resumes from there. A full rebuild prunes the cache to the
-live chunks of the current model. (A rowid table, not WITHOUT ROWID: rows of ~1.5 KB
-would overflow a WITHOUT ROWID table's pages and take three times the space.)
+embedded and the next run resumes from there. A full rebuild and every compaction
+prune the cache to the live chunks of the current model. (A rowid table, not WITHOUT
+ROWID: rows of ~1.5 KB would overflow a WITHOUT ROWID table's pages and take three
+times the space.)
 """
 
 from __future__ import annotations
