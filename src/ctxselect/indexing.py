@@ -8,11 +8,11 @@ other processes keep reading the last committed generation meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import functools
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -268,43 +268,30 @@ def index_paths(
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
     """
     started = time.perf_counter()
-    folder = resolve_index_dir(index)
-    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
-    try:
-        with store.lock(wait):
-            manifest = store.read_manifest()
-            roots = [str(Path(p).resolve()) for p in paths] or list(manifest.get("roots", []))
-            if not roots:
-                raise ConfigError(
-                    f"no paths to index and index {folder} has no roots yet: "
-                    f"run `ctxselect index PATH... --index {folder}`"
-                )
-            loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
-            write = functools.partial(
-                _write,
-                store,
-                loaded.documents,
-                complete=True,
-                roots=roots,
-                chunk=chunk,
-                bm25=bm25,
-                progress=progress,
-                compact_fraction=compact_fraction,
-                keep=unreadable_ids(loaded.report.unreadable, roots),
-                ann_threshold=ann_threshold,
+    with _writing(index, wait) as store:
+        manifest = store.read_manifest()
+        roots = [str(Path(p).resolve()) for p in paths] or list(manifest.get("roots", []))
+        if not roots:
+            raise ConfigError(
+                f"no paths to index and index {store.folder} has no roots yet: "
+                f"run `ctxselect index PATH... --index {store.folder}`"
             )
-            try:
-                plan, compacted = write(embedder=embedder)
-            except _modes.ModelChanged as exc:
-                if not isinstance(embedder, str):
-                    raise
-                # Named explicitly: the installed model is wanted, so re-embed everything
-                # (the failed attempt wrote nothing: it stopped before its commit).
-                plan, compacted = write(embedder=exc.model)
-            wrote = bool(plan.upserts or plan.removed or plan.full)
-            return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
-    finally:
-        store.close()
+        loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
+        plan, compacted = _write(
+            store,
+            loaded.documents,
+            complete=True,
+            roots=roots,
+            chunk=chunk,
+            bm25=bm25,
+            progress=progress,
+            compact_fraction=compact_fraction,
+            keep=unreadable_ids(loaded.report.unreadable, roots),
+            embedder=embedder,
+            ann_threshold=ann_threshold,
+        )
+        wrote = bool(plan.upserts or plan.removed or plan.full)
+        return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
 
 
 def add_documents(
@@ -325,25 +312,20 @@ def add_documents(
     can only be set on a new index (see :func:`index_paths`).
     """
     started = time.perf_counter()
-    folder = resolve_index_dir(index)
-    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
-    try:
-        with store.lock(wait):
-            roots = list(store.read_manifest().get("roots", []))
-            plan, compacted = _write(
-                store,
-                documents,
-                complete=False,
-                roots=roots,
-                chunk=chunk,
-                bm25=bm25,
-                progress=progress,
-                compact_fraction=compact_fraction,
-                embedder=embedder,
-            )
-            return _report(store, plan, compacted, started, wrote=bool(plan.upserts or plan.full))
-    finally:
-        store.close()
+    with _writing(index, wait) as store:
+        roots = list(store.read_manifest().get("roots", []))
+        plan, compacted = _write(
+            store,
+            documents,
+            complete=False,
+            roots=roots,
+            chunk=chunk,
+            bm25=bm25,
+            progress=progress,
+            compact_fraction=compact_fraction,
+            embedder=embedder,
+        )
+        return _report(store, plan, compacted, started, wrote=bool(plan.upserts or plan.full))
 
 
 def add_paths(
@@ -361,31 +343,26 @@ def add_paths(
     index without roots yet takes ``paths`` as its roots, like ``index_paths``.
     """
     started = time.perf_counter()
-    folder = resolve_index_dir(index)
-    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0))
-    try:
-        with store.lock(wait):
-            roots = list(store.read_manifest().get("roots", []))
-            loaded = _ingest.load_paths(paths, max_bytes=max_bytes, progress=progress)
-            if not roots:
-                roots = [str(Path(p).resolve()) for p in paths]
-                docs = list(loaded.documents)
-            else:
-                docs = under_roots(loaded.documents, roots)
-            plan, compacted = _write(
-                store,
-                docs,
-                complete=False,
-                roots=roots,
-                chunk=None,
-                bm25=None,
-                progress=progress,
-                compact_fraction=compact_fraction,
-            )
-            wrote = bool(plan.upserts or plan.full)
-            return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
-    finally:
-        store.close()
+    with _writing(index, wait) as store:
+        roots = list(store.read_manifest().get("roots", []))
+        loaded = _ingest.load_paths(paths, max_bytes=max_bytes, progress=progress)
+        if not roots:
+            roots = [str(Path(p).resolve()) for p in paths]
+            docs = list(loaded.documents)
+        else:
+            docs = under_roots(loaded.documents, roots)
+        plan, compacted = _write(
+            store,
+            docs,
+            complete=False,
+            roots=roots,
+            chunk=None,
+            bm25=None,
+            progress=progress,
+            compact_fraction=compact_fraction,
+        )
+        wrote = bool(plan.upserts or plan.full)
+        return _report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
 
 
 def remove_documents(
@@ -400,55 +377,60 @@ def remove_documents(
     A later ``index_paths`` re-scan adds a removed file back if it is still on disk.
     """
     started = time.perf_counter()
-    store = _open(index)
-    try:
-        with store.lock(wait):
-            known = store.doc_hashes(list(doc_ids))
-            missing = [d for d in doc_ids if d not in known]
-            if missing:
-                raise _NotFound(
-                    f"no document {', '.join(map(repr, missing))} in index {store.folder}: "
-                    f"nothing was removed; document ids are listed by `ctxselect search`"
-                )
-            roots = list(store.read_manifest().get("roots", []))
-            plan, compacted = _write(
-                store,
-                [],
-                removed=list(dict.fromkeys(doc_ids)),
-                complete=False,
-                roots=roots,
-                chunk=None,
-                bm25=None,
-                progress=False,
-                compact_fraction=compact_fraction,
+    with _writing(index, wait, create=False) as store:
+        known = store.doc_hashes(list(doc_ids))
+        missing = [d for d in doc_ids if d not in known]
+        if missing:
+            raise _NotFound(
+                f"no document {', '.join(map(repr, missing))} in index {store.folder}: "
+                f"nothing was removed; document ids are listed by `ctxselect search`"
             )
-            return _report(store, plan, compacted, started, wrote=bool(plan.removed))
-    finally:
-        store.close()
+        roots = list(store.read_manifest().get("roots", []))
+        plan, compacted = _write(
+            store,
+            [],
+            removed=list(dict.fromkeys(doc_ids)),
+            complete=False,
+            roots=roots,
+            chunk=None,
+            bm25=None,
+            progress=False,
+            compact_fraction=compact_fraction,
+        )
+        return _report(store, plan, compacted, started, wrote=bool(plan.removed))
 
 
 def _open(index: PathArg | None) -> SQLiteStore:
     return SQLiteStore(resolve_index_dir(index))
 
 
+@contextlib.contextmanager
+def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[SQLiteStore]:
+    """Open an index folder (created if missing, unless ``create`` is False) and hold its
+    writer lock for one write; the store is closed afterwards."""
+    folder = resolve_index_dir(index)
+    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0)) if create else _open(folder)
+    try:
+        with store.lock(wait):
+            yield store
+    finally:
+        store.close()
+
+
 def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> CompactReport:
     """Merge every segment into one base: searches then equal a full rebuild exactly."""
     started = time.perf_counter()
-    store = _open(index)
-    try:
-        with store.lock(wait):
-            manifest = store.read_manifest()
-            modes = _modes.stored_mode_ops(store, manifest)
-            if not isinstance(manifest.get("base"), dict):
-                raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
-            if not manifest.get("segments") and not _compact.pending_rows(manifest):
-                n = store.counts()["chunks"]
-                return CompactReport(str(store.folder), n, 0, 0, 0.0, note="already compact")
-            rows, merged, dropped = _compact_store(store, modes)
-            seconds = round(time.perf_counter() - started, 3)
-            return CompactReport(str(store.folder), rows, merged, dropped, seconds)
-    finally:
-        store.close()
+    with _writing(index, wait, create=False) as store:
+        manifest = store.read_manifest()
+        modes = _modes.stored_mode_ops(store, manifest)
+        if not isinstance(manifest.get("base"), dict):
+            raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
+        if not manifest.get("segments") and not _compact.pending_rows(manifest):
+            n = store.counts()["chunks"]
+            return CompactReport(str(store.folder), n, 0, 0, 0.0, note="already compact")
+        rows, merged, dropped = _compact_store(store, modes)
+        seconds = round(time.perf_counter() - started, 3)
+        return CompactReport(str(store.folder), rows, merged, dropped, seconds)
 
 
 def verify_index(index: PathArg | None = None) -> VerifyReport:

@@ -80,14 +80,6 @@ def _finish(cls: Any, params: Mapping[str, Any]) -> Callable[[Mapping[str, Any]]
     return finish
 
 
-class ModelChanged(IndexMismatchError):
-    """The installed embedder of the index's name makes other vectors than it holds."""
-
-    def __init__(self, message: str, model: _embed.Embedder) -> None:
-        super().__init__(message)
-        self.model = model
-
-
 class LazyEmbedder:
     """The index's embedder, made on first use: an update whose chunks are all in the
     vector cache never loads the model. Checks the model is the one the index records."""
@@ -102,11 +94,10 @@ class LazyEmbedder:
         if self._model is None:
             made = _embed.make_embedder(self.name)
             if made.model_id != self.model_id:
-                raise ModelChanged(
+                raise IndexMismatchError(
                     f"the index was embedded with {self.model_id!r} but the installed "
                     f"{self.name!r} embedder is {made.model_id!r}: re-embed it with "
-                    f"`ctxselect index --embedder {self.name}`",
-                    made,
+                    f"`ctxselect index --embedder {self.name}`"
                 )
             self._model = made
         return self._model.embed(texts, query=query)
@@ -157,34 +148,30 @@ def dense_ops(
 def resolve_embedder(
     manifest: Mapping[str, Any], embedder: EmbedderArg, ann_threshold: int | None
 ) -> tuple[dict[str, Any] | None, _embed.Embedder | None]:
-    """The embedder spec the index will record, and the embedder object if one was given."""
-    old = manifest.get("embedder")
+    """The embedder spec the index will record, and the embedder if one was named or given.
+
+    A named embedder is made now, so a model that changed with an upgrade of its package
+    shows as a changed spec (and the index is re-embedded); without a name the index's
+    own spec is kept and its model made only if something needs embedding.
+    """
     if ann_threshold is not None and (
         isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
     ):
         raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
-    if isinstance(embedder, str) and embedder == NO_EMBEDDER:
+    old = manifest.get("embedder") if isinstance(manifest.get("embedder"), dict) else None
+    dropped = isinstance(embedder, str) and embedder == NO_EMBEDDER
+    if dropped or (embedder is None and old is None):
+        if ann_threshold is not None and not dropped:
+            raise ConfigError(
+                "ann_threshold needs dense retrieval: give an embedder too "
+                "(`ctxselect index --embedder minilm --ann-threshold N`)"
+            )
         return None, None
+    threshold = ann_threshold or int((old or {}).get("ann_threshold", DEFAULT_ANN_THRESHOLD))
     if embedder is None:
-        if not isinstance(old, dict):
-            if ann_threshold is not None:
-                raise ConfigError(
-                    "ann_threshold needs dense retrieval: give an embedder too "
-                    "(`ctxselect index --embedder minilm --ann-threshold N`)"
-                )
-            return None, None
-        threshold = ann_threshold if ann_threshold is not None else old.get("ann_threshold")
-        return {**old, "ann_threshold": int(threshold or DEFAULT_ANN_THRESHOLD)}, None
-    threshold = ann_threshold
-    if threshold is None:
-        threshold = old.get("ann_threshold") if isinstance(old, dict) else None
-    threshold = int(threshold or DEFAULT_ANN_THRESHOLD)
-    if isinstance(embedder, str):
-        if isinstance(old, dict) and old.get("name") == embedder:
-            return {**old, "ann_threshold": threshold}, None  # the model loads if needed
-        made = _embed.make_embedder(embedder)
-        return embedder_spec(made, threshold), made
-    return embedder_spec(embedder, threshold), embedder
+        return {**(old or {}), "ann_threshold": threshold}, None
+    made = _embed.make_embedder(embedder) if isinstance(embedder, str) else embedder
+    return embedder_spec(made, threshold), made
 
 
 def default_mode(
@@ -304,7 +291,6 @@ __all__ = [
     "NO_EMBEDDER",
     "EmbedderArg",
     "LazyEmbedder",
-    "ModelChanged",
     "check_embedder",
     "default_mode",
     "dense_ops",

@@ -89,27 +89,22 @@ class Writes:
         seq = self._sequence()
         new_ids = np.arange(seq + 1, seq + 1 + len(chunks), dtype=np.int64)
         base = self._write_base(generation, arrays, new_ids) if rebuild else None
-        try:
-            with self.transaction():
-                counts, n_dead = self._apply(documents, chunks, removed, rebuild, current)
-                if self._sequence() != seq + len(chunks):
-                    raise IndexWriteError(f"chunk ids of {self.folder} moved during a write")
-                keys: dict[str, Any] = {**manifest, "generation": generation, "counts": counts}
-                if rebuild:
-                    self._clear_changes()
-                    keys.update(base=base, segments=[], pending=_pending({}, 0, 0))
-                else:
-                    keys["pending"] = _pending(current, len(chunks), n_dead)
-                    segments = list(current.get("segments", []))
-                    if len(chunks):
-                        segments.append(self._insert_delta(arrays, new_ids))
-                    self._add_dead_terms(dead_terms)
-                    keys["segments"] = segments
-                self._set_manifest(keys)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise files.write_error(self.folder, exc) from exc
-        finally:
-            self._tidy()
+        with self._committing(tidy=True):
+            counts, n_dead = self._apply(documents, chunks, removed, rebuild, current)
+            if self._sequence() != seq + len(chunks):
+                raise IndexWriteError(f"chunk ids of {self.folder} moved during a write")
+            keys: dict[str, Any] = {**manifest, "generation": generation, "counts": counts}
+            if rebuild:
+                self._clear_changes()
+                keys.update(base=base, segments=[], pending=_pending({}, 0, 0))
+            else:
+                keys["pending"] = _pending(current, len(chunks), n_dead)
+                segments = list(current.get("segments", []))
+                if len(chunks):
+                    segments.append(self._insert_delta(arrays, new_ids))
+                self._add_dead_terms(dead_terms)
+                keys["segments"] = segments
+            self._set_manifest(keys)
         return generation
 
     def commit_base(
@@ -127,54 +122,39 @@ class Writes:
         # The replaced base stays on disk for one more compaction: a reader that read the
         # previous manifest may still be about to map it.
         previous = str(replaced["file"]) if isinstance(replaced, dict) else None
-        try:
-            with self.transaction():
-                self._expect(expected_generation)
-                self._clear_changes()
-                self._set_manifest(
-                    {
-                        **manifest,
-                        "generation": generation,
-                        "base": base,
-                        "previous_base": previous,
-                        "segments": [],
-                    }
-                )
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise files.write_error(self.folder, exc) from exc
-        finally:
-            self._tidy()
+        with self._committing(tidy=True):
+            self._expect(expected_generation)
+            self._clear_changes()
+            self._set_manifest(
+                {
+                    **manifest,
+                    "generation": generation,
+                    "base": base,
+                    "previous_base": previous,
+                    "segments": [],
+                }
+            )
         return generation
 
     def commit_deltas(
         self, *, arrays: ModeArrays, rowids: np.ndarray, expected_generation: int
     ) -> int:
         """Replace every delta segment with one holding all of their rows, in order."""
-        try:
-            with self.transaction():
-                self._expect(expected_generation)
-                self._conn.execute("DELETE FROM deltas")
-                seg = self._insert_delta(arrays, rowids)
-                keys = {"generation": expected_generation + 1, "segments": [seg]}
-                self._set_manifest(keys)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise files.write_error(self.folder, exc) from exc
-        finally:
-            _COMMITS[0] += 1
+        with self._committing(tidy=False):
+            self._expect(expected_generation)
+            self._conn.execute("DELETE FROM deltas")
+            seg = self._insert_delta(arrays, rowids)
+            keys = {"generation": expected_generation + 1, "segments": [seg]}
+            self._set_manifest(keys)
         return expected_generation + 1
 
     def commit_settings(self, keys: Mapping[str, Any]) -> int:
         """Set manifest keys that change how the index is searched (no segment changes),
         as a new generation, so every open index reloads them; return it."""
-        try:
-            with self.transaction():
-                current = self.read_manifest()
-                generation = int(current.get("generation", 0)) + 1
-                self._set_manifest({**keys, "generation": generation})
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise files.write_error(self.folder, exc) from exc
-        finally:
-            _COMMITS[0] += 1
+        with self._committing(tidy=False):
+            current = self.read_manifest()
+            generation = int(current.get("generation", 0)) + 1
+            self._set_manifest({**keys, "generation": generation})
         return generation
 
     def remove_orphans(self) -> list[str]:
@@ -188,6 +168,22 @@ class Writes:
         if manifest.get("previous_base"):
             keep.add(str(manifest["previous_base"]))
         return files.remove_orphans(self.folder, keep)
+
+    @contextlib.contextmanager
+    def _committing(self, *, tidy: bool) -> Iterator[None]:
+        """One commit's transaction: a failure becomes a one-line IndexWriteError; open
+        indexes of this process are told to reload; with ``tidy``, leftover base files
+        are removed afterwards."""
+        try:
+            with self.transaction():
+                yield
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise files.write_error(self.folder, exc) from exc
+        finally:
+            if tidy:
+                self._tidy()
+            else:
+                _COMMITS[0] += 1
 
     def _tidy(self) -> None:
         """Remove leftovers after a commit or a failed one; never hide the real error."""
