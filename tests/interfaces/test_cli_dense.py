@@ -5,26 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import fails, run
 from click.testing import CliRunner
 
 from ctxselect import api
 from ctxselect.interfaces.cli import commands, experiments, tune  # noqa: F401  (register)
 from ctxselect.interfaces.cli.main import cli
 from test_sessions_helpers import ALPHA, OLDEST, WEATHER, write_guide
-
-
-def run(*args: str):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def fails(*args: str, code: int = 1) -> str:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exit_code == code, result.output
-    if code == 1:
-        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
-    return result.stderr
 
 
 @pytest.fixture

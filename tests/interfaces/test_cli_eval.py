@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import fails, run
 
 from ctxselect.interfaces.cli import commands, experiments  # noqa: F401  (register commands)
-from ctxselect.interfaces.cli.main import cli
 
 DOCS = {
     "01-budget.md": "A token budget caps the context.\n\nFraming lines count in the budget.\n",
@@ -37,19 +36,6 @@ def files(tmp_path_factory):
         encoding="utf-8",
     )
     return {"root": root, "corpus": str(corpus), "queries": str(queries), "qrels": str(qrels)}
-
-
-def run(*args: str):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.stdout
-    return result
-
-
-def fails(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exit_code == 1, result.stdout
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
-    return result.stderr
 
 
 def labeled(files) -> list[str]:

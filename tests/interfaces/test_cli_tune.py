@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import fails, run
 
 from ctxselect import api
 from ctxselect.config import FuseSpec
 from ctxselect.interfaces.cli import commands, tune  # noqa: F401  (register commands)
-from ctxselect.interfaces.cli.main import cli
 from test_sessions_helpers import write_corpus
 
 QUERIES = {
@@ -25,19 +24,6 @@ QUERIES = {
     "q9": ("snapshot written at shutdown", "cache.md"),
     "q10": ("service control manager at boot", "install.md"),
 }
-
-
-def run(*args: str):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def fails(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exit_code == 1, result.output
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
-    return result.stderr
 
 
 @pytest.fixture

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-import anyio
 import pytest
-from mcp import Client
+from test_mcp_server import call
+from test_mcp_server import run as run_server
 
 from ctxselect import api
 from ctxselect.config import ChunkSpec
@@ -27,20 +25,7 @@ def folder(tmp_path):
 
 
 def run(folder, scenario):
-    async def main():
-        async with Client(build_server(api.open_index(folder))) as client:
-            return await scenario(client)
-
-    return anyio.run(main)
-
-
-async def call(client, name, **arguments):
-    result = await client.call_tool(name, arguments)
-    if result.is_error:
-        return result.content[0].text
-    text = result.content[0].text
-    assert json.loads(text) == result.structured_content
-    return result.structured_content | {"_text": text}
+    return run_server(build_server(api.open_index(folder)), scenario)
 
 
 def test_schema_has_mmr_and_promote(folder):
