@@ -128,17 +128,15 @@ def _write(
     chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
     dense, given = _modes.resolve_embedder(manifest, embedder, ann_threshold)
     known = "chunk" in manifest
-    changed = known and (chunk != old_chunk or bm25 != old_bm25)
+    keyword_changed = known and (chunk != old_chunk or bm25 != old_bm25)
     dense_changed = known and dense != manifest.get("embedder")
-    if (changed or dense_changed) and not complete:
+    changed = keyword_changed or dense_changed
+    if changed and not complete:
         raise ConfigError(
             f"the index {store.folder} was built with other settings ({old_chunk}, {old_bm25}, "
             f"embedder {manifest.get('embedder')}): change settings with `ctxselect index` "
             f"(it rebuilds the index), not add"
         )
-    keyword_changed, changed = changed, changed or dense_changed
-    old_model = (manifest.get("embedder") or {}).get("model_id")
-    model_changed = known and (dense or {}).get("model_id") != old_model
     modes = _modes.mode_ops(bm25)
     if dense is not None:
         modes["dense"] = _modes.dense_ops(
@@ -160,6 +158,8 @@ def _write(
     )
     if not (plan.upserts or plan.removed or rebuild):
         return plan, False
+    old_model = (manifest.get("embedder") or {}).get("model_id")
+    model_changed = known and (dense or {}).get("model_id") != old_model
     new_manifest = {
         "created": manifest.get("created", _now()),
         "updated": _now(),
@@ -167,10 +167,8 @@ def _write(
         "chunk": dataclasses.asdict(chunk),
         "bm25": dataclasses.asdict(bm25),
         "modes": list(modes),
-        "default_mode": _modes.default_mode(manifest, dense, tuned=not model_changed),
         "embedder": dense,
-        "fusion": manifest.get("fusion") if not model_changed else None,
-        "tuning": manifest.get("tuning") if not model_changed else None,
+        **_modes.tuned_settings(manifest, dense, model_changed),
     }
     if keyword_changed:
         plan.note = "settings changed: every document was re-chunked"

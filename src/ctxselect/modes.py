@@ -174,15 +174,23 @@ def resolve_embedder(
     return embedder_spec(made, threshold), made
 
 
-def default_mode(
-    manifest: Mapping[str, Any], dense: Mapping[str, Any] | None, *, tuned: bool = True
-) -> str:
-    """The index's default mode after a write: a mode needing dense retrieval falls back
-    to bm25 without dense vectors, or when the tuning that chose it no longer holds
-    (``tuned`` False: the model changed)."""
+def tuned_settings(
+    manifest: Mapping[str, Any], dense: Mapping[str, Any] | None, model_changed: bool
+) -> dict[str, Any]:
+    """The manifest's ``default_mode``, ``fusion`` and ``tuning`` after a write.
+
+    A tuned fusion holds for the model it was tuned with: a new model drops it, and a
+    default mode needing dense vectors falls back to bm25 without them or without the
+    tuning that chose it.
+    """
     mode = str(manifest.get("default_mode", DEFAULT_MODE))
-    needs_dense = mode in _dense.EMBEDDING_MODES.names()
-    return DEFAULT_MODE if needs_dense and (dense is None or not tuned) else mode
+    if mode in _dense.EMBEDDING_MODES.names() and (dense is None or model_changed):
+        mode = DEFAULT_MODE
+    return {
+        "default_mode": mode,
+        "fusion": None if model_changed else manifest.get("fusion"),
+        "tuning": None if model_changed else manifest.get("tuning"),
+    }
 
 
 def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
@@ -292,7 +300,6 @@ __all__ = [
     "EmbedderArg",
     "LazyEmbedder",
     "check_embedder",
-    "default_mode",
     "dense_ops",
     "embedder_spec",
     "embedding_modes",
@@ -304,4 +311,5 @@ __all__ = [
     "retriever_for",
     "retriever_params",
     "stored_mode_ops",
+    "tuned_settings",
 ]
