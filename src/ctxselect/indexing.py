@@ -23,12 +23,13 @@ from ctxselect import modes as _modes
 from ctxselect import retrieve as _retrieve
 from ctxselect.config import (
     DEFAULT_COMPACT_FRACTION,
+    WAIT,
     BM25Params,
     ChunkSpec,
     resolve_index_dir,
     settings_from_manifest,
 )
-from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError
+from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError, InputError
 from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import Plan, moved_chunks, plan_changes, under_roots, unreadable_ids
@@ -157,7 +158,8 @@ def _write(
         diff=_ingest.diff_documents,
     )
     if not (plan.upserts or plan.removed or rebuild):
-        return plan, False
+        # a run killed between its commit and its compaction left work pending: do it now
+        return plan, _maintain(store, modes, compact_fraction)
     old_model = (manifest.get("embedder") or {}).get("model_id")
     model_changed = known and (dense or {}).get("model_id") != old_model
     new_manifest = {
@@ -173,7 +175,9 @@ def _write(
     if keyword_changed:
         plan.note = "settings changed: every document was re-chunked"
     elif dense_changed:
-        plan.note = "embedder settings changed: the index was rebuilt (unchanged vectors reused)"
+        plan.note = _dense_note(manifest.get("embedder"), dense)
+        # a rebuild counts every document as updated; only the dense artefacts changed
+        plan.updated, plan.unchanged = plan.modified, plan.updated - plan.modified
     if model_changed and manifest.get("fusion"):
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
@@ -181,6 +185,20 @@ def _write(
         _modes.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
+
+
+def _dense_note(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """Say what an embedder change did to the index (documents are not re-chunked)."""
+    if new is None:
+        return "embedder removed: dense vectors dropped (modes dense and hybrid are gone)"
+    if old is None:
+        return f"embedder {new.get('name')} added: every chunk was embedded (modes dense, hybrid)"
+    if new.get("model_id") != old.get("model_id"):
+        return (
+            f"embedder changed from {old.get('name')} to {new.get('name')}: every chunk was "
+            f"embedded again (vectors this model made before were reused)"
+        )
+    return "embedder settings changed: dense index rebuilt from the stored vectors"
 
 
 def _report(
@@ -195,7 +213,6 @@ def _report(
     manifest = store.read_manifest()
     counts = store.counts()
     skipped: dict[str, int] = {}
-    unreadable: tuple[tuple[str, str], ...] = ()
     if ingest is not None:
         skipped = {
             "binary": ingest.binary,
@@ -203,9 +220,10 @@ def _report(
             "too_large": ingest.too_large,
             "unsupported": ingest.unsupported,
             "ignored": ingest.ignored,
+            "outside_roots": len(ingest.outside_links),
             "decoded_with_replacement": ingest.decoded_with_replacement,
         }
-        unreadable = tuple(ingest.unreadable)
+    ingest = ingest or _ingest.IngestReport()
     return IndexReport(
         index=str(store.folder),
         added=plan.added,
@@ -217,12 +235,14 @@ def _report(
         rebuilt=wrote,
         seconds=round(time.perf_counter() - started, 3),
         skipped=skipped,
-        unreadable=unreadable,
+        unreadable=tuple(ingest.unreadable),
         note=plan.note,
         renamed=len(plan.renames),
         compacted=compacted,
         delta_segments=len(manifest.get("segments") or []),
         generation=int(manifest.get("generation", 0)),
+        unsupported_files=ingest.unsupported_paths,
+        outside_links=ingest.outside_links,
     )
 
 
@@ -238,6 +258,7 @@ def index_paths(
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
+    follow_symlinks: bool = False,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
 
@@ -261,6 +282,9 @@ def index_paths(
             once: vectors are kept by content hash in the index.
         ann_threshold: Build an HNSW graph from this many embedded chunks on (default
             50,000; below it dense search is exact).
+        follow_symlinks: Read through symlinks whose target lies outside the roots too;
+            by default they are skipped and named in the report (``outside_links``). Not
+            remembered: a later run without it removes what was read through them.
 
     Returns:
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
@@ -274,7 +298,9 @@ def index_paths(
                 f"no paths to index and index {store.folder} has no roots yet: "
                 f"run `ctxselect index PATH... --index {store.folder}`"
             )
-        loaded = _ingest.load_paths(roots, max_bytes=max_bytes, progress=progress)
+        loaded = _ingest.load_paths(
+            roots, max_bytes=max_bytes, progress=progress, follow_symlinks=follow_symlinks
+        )
         plan, compacted = _write(
             store,
             loaded.documents,
@@ -334,16 +360,31 @@ def add_paths(
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     progress: bool = False,
+    follow_symlinks: bool = False,
 ) -> IndexReport:
     """Add or update the files (or folders) ``paths`` in an index, leaving the rest alone.
 
     Paths must lie under the index's roots (their ids are the ones a re-scan gives); an
-    index without roots yet takes ``paths`` as its roots, like ``index_paths``.
+    index without roots yet takes ``paths`` as its roots, like ``index_paths``. Symlinks
+    leading outside the index's roots are skipped and named unless ``follow_symlinks``.
+
+    Raises:
+        InputError: A path named in ``paths`` cannot be read, or is a symlink leading
+            outside the index's roots (nothing is written).
     """
     started = time.perf_counter()
     with _writing(index, wait) as store:
         roots = list(store.read_manifest().get("roots", []))
-        loaded = _ingest.load_paths(paths, max_bytes=max_bytes, progress=progress)
+        loaded = _ingest.load_paths(
+            paths,
+            max_bytes=max_bytes,
+            progress=progress,
+            follow_symlinks=follow_symlinks,
+            within=roots or None,
+        )
+        problem = loaded.report.named_failure([os.fspath(p) for p in paths])
+        if problem:
+            raise InputError(f"cannot add {problem}; nothing was added")
         if not roots:
             roots = [str(Path(p).resolve()) for p in paths]
             docs = list(loaded.documents)
@@ -406,6 +447,7 @@ def _open(index: PathArg | None) -> SQLiteStore:
 def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[SQLiteStore]:
     """Open an index folder (created if missing, unless ``create`` is False) and hold its
     writer lock for one write; the store is closed afterwards."""
+    WAIT.check(wait)
     folder = resolve_index_dir(index)
     store = SQLiteStore(folder, create=True, wait=max(wait, 30.0)) if create else _open(folder)
     try:

@@ -221,7 +221,9 @@ class IndexReport:
 
     ``skipped`` maps a reason (binary, empty, too_large, ...) to a count; ``unreadable``
     lists files that could not be read, with why. ``rebuilt`` says whether ranking
-    artefacts were recomputed (False when nothing changed).
+    artefacts were recomputed (False when nothing changed). ``unsupported_files`` names
+    the files no loader handles; ``outside_links`` gives ``(link, target)`` for each
+    symlink not followed because it leads outside the roots.
     """
 
     index: str
@@ -240,6 +242,8 @@ class IndexReport:
     compacted: bool = False
     delta_segments: int = 0
     generation: int = 0
+    unsupported_files: tuple[str, ...] = ()
+    outside_links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

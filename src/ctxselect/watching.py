@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxselect.config import DEFAULT_WATCH_INTERVAL, resolve_index_dir
-from ctxselect.errors import ConfigError
+from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL, resolve_index_dir
 from ctxselect.index.watch import fingerprint
 from ctxselect.indexing import PathArg, index_paths
 from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
@@ -74,8 +73,7 @@ def watch_paths(
     Ctrl-C (KeyboardInterrupt) or after ``max_runs`` index runs; returns the runs made.
     Options are those of :func:`index_paths`.
     """
-    if interval <= 0:
-        raise ConfigError(f"the watch interval must be > 0 seconds, got {interval}")
+    WATCH_INTERVAL.check(interval)  # NaN or inf would spin or never scan again
     folder = os.path.abspath(resolve_index_dir(index))
     runs = 0
     with _stop_on_ctrl_c() as stop:

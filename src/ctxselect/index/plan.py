@@ -29,6 +29,8 @@ class Plan:
         removed: Ids of documents to delete (renamed ones included).
         renames: New id -> old id of renamed documents (their chunks are re-keyed).
         full: Rebuild every chunk and the base (first build, changed settings).
+        modified: Documents whose content changed (in ``updated`` too); a full rebuild
+            counts every kept document as updated.
     """
 
     upserts: list[Document]
@@ -39,6 +41,7 @@ class Plan:
     unchanged: int = 0
     full: bool = False
     note: str = ""
+    modified: int = 0
 
 
 def renames(
@@ -101,7 +104,8 @@ def plan_changes(
     if rebuild:
         upserts = [*docs, *(store.get_document(d) for d in kept)]
         updated = len(changes.modified) + len(changes.unchanged) + len(kept)
-        return Plan(upserts, gone, added=len(changes.added), updated=updated, full=True)
+        added, modified = len(changes.added), len(changes.modified)
+        return Plan(upserts, gone, added=added, updated=updated, full=True, modified=modified)
     pairs = renames(store, by_id, changes.added, gone, hashes)
     renamed_old = set(pairs.values())
     return Plan(
@@ -140,8 +144,17 @@ def _rel(path: str, base: str) -> str:
     return os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
 
 
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
 def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document]:
     """Give file documents the ids a scan of ``roots`` gives them (BEIR records keep theirs).
+
+    A file whose folder, resolved, lies inside the roots gets the id of that real place,
+    as a scan (which walks a folder once, where it really is) gives it: a file reached
+    through a folder link inside the roots is never a second copy under another id. A
+    file reached through a followed link out of the roots keeps the id of its path.
 
     Raises:
         InputError: A file lies outside every root (a re-scan would drop it).
@@ -149,16 +162,22 @@ def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document
     if not roots:
         return list(docs)
     base = _base(roots)
+    real_roots = [os.path.realpath(r) for r in roots]
     out = []
     for doc in docs:
         if doc.kind == "beir":
             out.append(doc)
             continue
         path = os.path.abspath(doc.source)
-        if not any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+        real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if _inside(real, real_roots):
+            doc_id = _rel(real, os.path.realpath(base))
+        elif _inside(path, roots):
+            doc_id = _rel(path, base)
+        else:
             raise InputError(
                 f"{doc.source} is outside the index's roots ({', '.join(roots)}): a re-scan "
                 f"would drop it; index its folder with `ctxselect index ROOT...` instead"
             )
-        out.append(dataclasses.replace(doc, doc_id=_rel(path, base)))
+        out.append(dataclasses.replace(doc, doc_id=doc_id))
     return out

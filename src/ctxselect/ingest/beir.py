@@ -1,7 +1,9 @@
 """BEIR corpus files: one JSON object per line with ``_id``, ``title`` and ``text``.
 
 Layout as in Thakur et al. 2021 (BEIR). The first non-empty line decides whether a
-``.jsonl`` file is a BEIR corpus; any other ``.jsonl`` layout is an input error.
+``.jsonl`` file is a BEIR corpus; any other ``.jsonl`` layout is an input error. A record
+with a title and no text becomes a document whose text is the title (and whose title is
+empty): chunks hold document text only, so otherwise it could never be retrieved.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ def _document(
     if not title.strip() and not text.strip():
         tally.empty += 1
         return None
+    if not text.strip():  # title only: chunks cut document text, so the title becomes it
+        title, text = "", title
     if replaced or fixed_title or fixed_text:
         tally.decoded_with_replacement += 1
     return Document(

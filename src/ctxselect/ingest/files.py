@@ -3,8 +3,9 @@
 Doc ids are paths relative to one base folder, ``/``-separated: a single folder root is
 its own base, a single file's base is the folder holding it (its id is its name), and
 several roots share their common parent folder so ids stay unique. BEIR corpus records
-use their ``_id`` instead. See :mod:`ctxselect.ingest.walk` for the ignore rules and
-:mod:`ctxselect.ingest.text` for the normalisation chunk offsets point into.
+use their ``_id`` instead. See :mod:`ctxselect.ingest.walk` for the ignore rules (and
+the symlink and file-name rules) and :mod:`ctxselect.ingest.text` for the normalisation
+chunk offsets point into.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import itertools
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -22,7 +23,7 @@ from ctxselect.ingest.beir import load_beir
 from ctxselect.ingest.kinds import SNIFF
 from ctxselect.ingest.report import IngestReport, IngestResult, Tally
 from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
-from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error
+from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error, printable, valid_name
 from ctxselect.types import Document
 
 DEFAULT_MAX_BYTES = 50_000_000
@@ -41,34 +42,45 @@ def load_paths(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: bool = False,
+    follow_symlinks: bool = False,
+    within: Sequence[PathArg] | None = None,
 ) -> IngestResult:
     """Load files, folders and BEIR corpora as normalised Documents sorted by ``doc_id``.
 
     Files that cannot be read are listed in the report while everything else loads;
-    show ``result.report.summary()`` to the user.
+    show ``result.report.summary()`` to the user. A symlink (to a file or a folder, a
+    root included) whose resolved target lies outside ``within`` is not read but named
+    in the report, unless ``follow_symlinks``. A file or folder whose name is not valid
+    UTF-8 is skipped and named (as ``unreadable``, bad bytes shown as ``\\xff``): such a
+    name cannot be stored as a document id; rename it to index it.
 
     Args:
         paths: One path or several: files, folders, BEIR ``.jsonl`` corpora, or BEIR
             dataset folders (``corpus.jsonl`` beside ``queries.jsonl`` or ``qrels/``).
         max_bytes: Files larger than this are skipped (for BEIR corpora: records).
         progress: Show a tqdm progress bar on stderr (pass ``sys.stderr.isatty()``).
+        follow_symlinks: Read through symlinks that lead outside ``within`` too.
+        within: The folders (or files) symlinks must stay inside; default: ``paths``.
 
     Returns:
         The documents and an :class:`IngestReport` of what was skipped and why.
 
     Raises:
-        InputError: A root path does not exist, a ``.jsonl`` file is not a valid BEIR
-            corpus, or two documents end up with the same ``doc_id``.
+        InputError: A root path does not exist or is not valid UTF-8, a ``.jsonl`` file
+            is not a valid BEIR corpus, or two documents end up with the same ``doc_id``.
         ConfigError: ``max_bytes`` is not positive.
     """
     if max_bytes < 1:
         raise ConfigError(f"max_bytes must be a positive number of bytes, got {max_bytes}")
     roots = _check_roots(paths)
     tally = Tally()
-    scanner = Scanner(tally, max_bytes)
+    limits = roots if within is None else [os.fspath(p) for p in within]
+    scanner = Scanner(tally, max_bytes, within=limits, follow_symlinks=follow_symlinks)
     base = _base_folder([os.path.abspath(r) for r in roots])
-    for root in roots:
+    # roots reached through a link come last: a folder is walked once, in its real place
+    for root in sorted(roots, key=lambda r: os.path.realpath(r) != os.path.abspath(r)):
         _scan_root(scanner, root, base)
+    scanner.finish()
     candidates = _dedupe(scanner.candidates)
     docs = _load_all(candidates, max_bytes, tally, progress)
     docs.sort(key=lambda d: d.doc_id)
@@ -83,6 +95,11 @@ def _check_roots(paths: PathArg | Iterable[PathArg]) -> list[str]:
     if not roots:
         raise InputError("no paths given: pass at least one file or folder to load")
     for root in roots:
+        if not valid_name(os.path.abspath(root)):
+            raise InputError(
+                f"path '{printable(os.path.abspath(root))}' is not valid UTF-8, so it cannot "
+                f"be stored in an index: rename it (or the folder it is in)"
+            )
         if not os.path.exists(root):
             what = "is a broken symlink" if os.path.islink(root) else "does not exist"
             raise InputError(
@@ -106,6 +123,8 @@ def _doc_id(abs_path: str, base: str) -> str:
 def _scan_root(scanner: Scanner, root: str, base: str) -> None:
     """Scan a folder root, or queue a file root (ignore rules do not apply to it)."""
     abs_root = os.path.abspath(root)
+    if scanner.outside(root):
+        return
     if os.path.isdir(root):
         prefix = _doc_id(abs_root, base)
         scanner.scan_dir(root, prefix + "/" if prefix else "")

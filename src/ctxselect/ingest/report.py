@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxselect.types import Document
 
 _SHOWN_UNREADABLE = 10
+_SHOWN_NAMES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +26,11 @@ class IngestReport:
             folders already visited through a symlink.
         decoded_with_replacement: Documents loaded with invalid UTF-8 replaced by U+FFFD.
         unreadable: ``(path, reason)`` for each path that could not be read (permission
-            denied, vanished during the scan, broken symlink, not a regular file).
+            denied, vanished during the scan, broken symlink, not a regular file, a name
+            that is not valid UTF-8, shown with its bad bytes as ``\\xff`` escapes).
+        unsupported_paths: The files counted in ``unsupported``, sorted.
+        outside_links: ``(link, target)`` for each symlink not followed because its
+            resolved target lies outside the roots (``follow_symlinks`` reads them).
     """
 
     loaded: int = 0
@@ -35,6 +41,21 @@ class IngestReport:
     ignored: int = 0
     decoded_with_replacement: int = 0
     unreadable: tuple[tuple[str, str], ...] = ()
+    unsupported_paths: tuple[str, ...] = ()
+    outside_links: tuple[tuple[str, str], ...] = ()
+
+    def named_failure(self, paths: Sequence[str]) -> str:
+        """Why one of ``paths`` (roots the user named) was not read, or "" if none failed."""
+        for path, why in self.unreadable:
+            if path in paths:
+                return f"{path}: {why}"
+        for link, target in self.outside_links:
+            if link in paths:
+                return (
+                    f"{link}: it is a symlink to {target}, outside the roots; pass "
+                    f"--follow-symlinks (follow_symlinks=True) to read it"
+                )
+        return ""
 
     def summary(self) -> str:
         """Describe the load in one paragraph of plain English, naming unreadable paths."""
@@ -53,6 +74,14 @@ class IngestReport:
         ]
         if skipped:
             parts.append(f"Skipped: {', '.join(skipped)}.")
+        if self.unsupported_paths:
+            parts.append(f"Unsupported: {first_few(self.unsupported_paths)}.")
+        if self.outside_links:
+            links = first_few([f"{link} -> {target}" for link, target in self.outside_links])
+            parts.append(
+                f"Not followed: {len(self.outside_links):,} symlink(s) leading outside the "
+                f"roots ({links}); pass follow_symlinks=True to read them."
+            )
         if self.decoded_with_replacement:
             parts.append(
                 f"{self.decoded_with_replacement:,} loaded with invalid UTF-8 replaced by U+FFFD."
@@ -63,6 +92,12 @@ class IngestReport:
             tail = f"; and {more:,} more" if more > 0 else ""
             parts.append(f"Could not read {len(self.unreadable):,}: {shown}{tail}.")
         return " ".join(parts)
+
+
+def first_few(items: Sequence[str], shown: int = _SHOWN_NAMES) -> str:
+    """Join the first ``shown`` items with commas, saying how many more there are."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more:,} more" if more > 0 else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +119,8 @@ class Tally:
     ignored: int = 0
     decoded_with_replacement: int = 0
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    unsupported_paths: list[str] = field(default_factory=list)
+    outside_links: list[tuple[str, str]] = field(default_factory=list)
 
     def freeze(self, loaded: int) -> IngestReport:
         """Return the immutable report, with ``loaded`` documents."""
@@ -96,4 +133,6 @@ class Tally:
             ignored=self.ignored,
             decoded_with_replacement=self.decoded_with_replacement,
             unreadable=tuple(sorted(self.unreadable)),
+            unsupported_paths=tuple(sorted(self.unsupported_paths)),
+            outside_links=tuple(sorted(self.outside_links)),
         )

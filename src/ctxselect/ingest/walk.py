@@ -6,6 +6,13 @@ and in every sub-folder apply with git semantics (deeper files override shallowe
 (``__pycache__``, ``node_modules``, ``*.egg-info``, virtualenvs) are ignored; a folder
 reached twice (symlink loops or two links to one folder) is entered once. A BEIR dataset
 folder contributes only its ``corpus.jsonl``.
+
+Symlinks: one whose resolved target lies outside the roots is not followed unless the
+scanner is told to (``follow_symlinks``), and each one skipped is named in the report.
+A folder link whose target is inside the roots is walked last, and only if that folder
+was not walked already, so its files keep the ids of their real place and are never
+indexed twice. A name that is not valid UTF-8 (possible on Linux) cannot be stored as a
+document id: it is skipped and named, with its bad bytes as ``\\xff`` escapes.
 """
 
 from __future__ import annotations
@@ -71,6 +78,25 @@ def describe_os_error(exc: OSError, *, symlink: bool = False) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def inside(real: str, real_roots: Sequence[str]) -> bool:
+    """Tell whether the resolved path ``real`` is one of ``real_roots`` or lies below one."""
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots)
+
+
+def valid_name(name: str) -> bool:
+    """Tell whether a file name decoded from the file system is valid UTF-8 (no escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 decode to lone surrogates
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """``path`` with bytes that are not valid UTF-8 shown as ``\\xff`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def is_beir_folder(names: set[str]) -> bool:
     """Tell whether a folder holding ``names`` is a BEIR dataset (corpus plus queries/qrels)."""
     return BEIR_CORPUS in names and ("queries.jsonl" in names or "qrels" in names)
@@ -79,11 +105,22 @@ def is_beir_folder(names: set[str]) -> bool:
 class Scanner:
     """Collect :class:`Candidate` files from roots, counting what it skips in a Tally."""
 
-    def __init__(self, tally: Tally, max_bytes: int) -> None:
+    def __init__(
+        self,
+        tally: Tally,
+        max_bytes: int,
+        *,
+        within: Sequence[str],
+        follow_symlinks: bool = False,
+    ) -> None:
+        """Scan for files; symlinks must resolve inside ``within`` unless ``follow_symlinks``."""
         self.tally = tally
         self.max_bytes = max_bytes
         self.candidates: list[Candidate] = []
+        self.follow_symlinks = follow_symlinks
+        self._real_roots = [os.path.realpath(r) for r in within]
         self._visited: set[tuple[int, int]] = set()
+        self._deferred: list[tuple[str, str, str, _Rules]] = []
 
     def add_file(self, path: str, doc_id: str, size: int, *, explicit: bool = False) -> None:
         """Queue one regular file for loading, or count it as unsupported / too large.
@@ -97,20 +134,57 @@ class Scanner:
             kind = None
         if kind is None:
             self.tally.unsupported += 1
+            self.tally.unsupported_paths.append(path)
         elif kind != "beir" and size > self.max_bytes:  # BEIR: the limit is per record
             self.tally.too_large += 1
         else:
             self.candidates.append(Candidate(path, doc_id, kind, size))
 
     def scan_dir(self, root: str, id_prefix: str) -> None:
-        """Walk folder ``root``; ids are ``id_prefix`` plus the path below ``root``."""
+        """Walk folder ``root``; ids are ``id_prefix`` plus the path below ``root``.
+
+        A root reached through a symlink to a folder already walked is skipped (counted
+        as ignored): its files are loaded once, under the ids of their first walk.
+        """
         try:
             st = os.stat(root)
         except OSError as exc:
             self.tally.unreadable.append((root, describe_os_error(exc)))
             return
-        self._visited.add((st.st_dev, st.st_ino))
-        stack: list[tuple[str, str, _Rules]] = [(root, "", ())]
+        key = (st.st_dev, st.st_ino)
+        if key in self._visited and os.path.realpath(root) != os.path.abspath(root):
+            self.tally.ignored += 1
+            return
+        self._visited.add(key)
+        self._walk(root, "", id_prefix, ())
+
+    def finish(self) -> None:
+        """Walk the folder links met inside the roots whose folder no scan has walked yet."""
+        while self._deferred:
+            path, rel, id_prefix, rules = self._deferred.pop(0)
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                self.tally.unreadable.append((path, describe_os_error(exc, symlink=True)))
+                continue
+            if (st.st_dev, st.st_ino) in self._visited:
+                self.tally.ignored += 1
+                continue
+            self._visited.add((st.st_dev, st.st_ino))
+            self._walk(path, rel, id_prefix, rules)
+
+    def outside(self, path: str) -> bool:
+        """Tell (and report) whether reading ``path`` would leave the roots through a link."""
+        if self.follow_symlinks:
+            return False
+        real = os.path.realpath(path)
+        if real == os.path.abspath(path) or inside(real, self._real_roots):
+            return False  # not through a link (a root outside is the caller's to refuse)
+        self.tally.outside_links.append((path, real))
+        return True
+
+    def _walk(self, root: str, rel: str, id_prefix: str, rules: _Rules) -> None:
+        stack: list[tuple[str, str, _Rules]] = [(root, rel, rules)]
         while stack:
             folder, rel, rules = stack.pop()
             try:
@@ -135,6 +209,9 @@ class Scanner:
         if entry.name.startswith("."):
             self.tally.ignored += 1
             return None
+        if not valid_name(entry.name):
+            self.tally.unreadable.append((printable(entry.path), "name is not valid UTF-8"))
+            return None
         try:
             st = os.stat(entry.path)  # follows symlinks, so linked files and folders count
         except OSError as exc:
@@ -145,10 +222,16 @@ class Scanner:
         if rules and _gitignored(rules, rel, is_dir):
             self.tally.ignored += 1
             return None
+        link = entry.is_symlink()
+        if link and self.outside(entry.path):
+            return None
         if is_dir:
             key = (st.st_dev, st.st_ino)
             if _is_junk_dir(entry) or key in self._visited:
                 self.tally.ignored += 1
+                return None
+            if link and inside(os.path.realpath(entry.path), self._real_roots):
+                self._deferred.append((entry.path, rel + "/", id_prefix, rules))
                 return None
             self._visited.add(key)
             return entry.path

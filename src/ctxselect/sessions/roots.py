@@ -10,10 +10,7 @@ from ctxselect.api import DEFAULT_MAX_BYTES
 from ctxselect.errors import ConfigError
 from ctxselect.ingest.report import Tally
 from ctxselect.ingest.walk import Scanner
-
-
-def _inside(real: str, real_roots: Sequence[str]) -> bool:
-    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots)
+from ctxselect.ingest.walk import inside as _inside
 
 
 def base_folder(roots: Sequence[str]) -> str:
@@ -59,16 +56,17 @@ def resolve_inside(roots: Sequence[str], path: str) -> str:
 
 
 def outside_files(roots: Sequence[str]) -> list[str]:
-    """Files that indexing ``roots`` would read from outside them, through symlinks.
+    """Symlinks under ``roots`` that lead outside them (indexing skips them unless told to).
 
-    Walks the folder roots with indexing's own ignore rules; no file is opened.
+    Walks the folder roots with indexing's own ignore and symlink rules; no file is opened.
     """
-    scanner = Scanner(Tally(), DEFAULT_MAX_BYTES)
+    tally = Tally()
+    scanner = Scanner(tally, DEFAULT_MAX_BYTES, within=roots)
     for root in roots:
         if os.path.isdir(root):
             scanner.scan_dir(root, "")
-    real_roots = [os.path.realpath(r) for r in roots]
-    return [c.path for c in scanner.candidates if not _inside(os.path.realpath(c.path), real_roots)]
+    scanner.finish()
+    return [link for link, _target in tally.outside_links]
 
 
 def doc_ids_under(paths: Sequence[str], doc_ids: Iterable[str]) -> tuple[list[str], list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ctxselect import indexing
+from ctxselect.config import MAX_BYTES, WAIT
 from ctxselect.interfaces.cli.main import (
     F,
     cli,
@@ -13,14 +14,15 @@ from ctxselect.interfaces.cli.main import (
     json_option,
     progress_enabled,
 )
-from ctxselect.types import CompactReport, IndexInfo, IndexReport, VerifyReport
+from ctxselect.interfaces.cli.numbers import number
+from ctxselect.types import CompactReport, IndexReport, VerifyReport
 
 
 def wait_option(func: F) -> F:
     """Add ``--wait SECONDS`` (wait for another writer instead of failing at once)."""
     return click.option(
         "--wait",
-        type=float,
+        type=number(WAIT),
         default=0.0,
         show_default=True,
         metavar="SECONDS",
@@ -28,31 +30,27 @@ def wait_option(func: F) -> F:
     )(func)
 
 
+def follow_symlinks_option(func: F) -> F:
+    """Add ``--follow-symlinks`` (read through links that lead outside the roots)."""
+    return click.option(
+        "--follow-symlinks",
+        is_flag=True,
+        help="Read through symlinks that lead outside the roots too (default: skip and name "
+        "them). Not remembered: give it on every run that should read them.",
+    )(func)
+
+
 def report_extra(report: IndexReport) -> str:
-    """Lines about renames and segments that complete the index summary."""
+    """Lines about renames and the compaction state that complete the index summary."""
     lines = []
     if report.renamed:
         lines.append(f"renamed: {report.renamed} (same content, new path: chunks re-keyed)")
-    if report.rebuilt:
-        state = "compacted" if report.compacted else f"{report.delta_segments} delta segment(s)"
-        lines.append(f"generation {report.generation}: {state}")
-    return "\n".join(lines)
-
-
-def info_extra(data: IndexInfo) -> str:
-    """Lines about generations, segments and what is pending compaction."""
-    pending = data.delta_rows + data.deleted_rows
-    lines = [
-        f"generation:     {data.generation}",
-        f"segments:       base + {data.delta_segments} delta "
-        f"({data.delta_rows} new rows, {data.deleted_rows} deleted rows pending compaction)",
-        f"compacted:      {data.compacted}",
-    ]
-    if pending:
+    if report.rebuilt or report.compacted:
+        lines.append("status: up to date (compacted)")
+    elif report.delta_segments:
         lines.append(
-            "before compaction: bm25 and tfidf-sum results already equal a rebuild's; "
-            "tfidf (cosine) scores may differ until `ctxselect compact` "
-            f"(BM25 avgdl moved {data.avgdl_drift:.2%} since the last compaction)"
+            f"status: changes kept in {report.delta_segments} delta segment(s), pending "
+            "compaction (automatic past the threshold, or `ctxselect compact`)"
         )
     return "\n".join(lines)
 
@@ -68,16 +66,30 @@ def _summary(report: IndexReport) -> str:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @index_option
 @click.option(
-    "--max-bytes", type=int, default=indexing.DEFAULT_MAX_BYTES, help="Skip larger files."
+    "--max-bytes",
+    type=number(MAX_BYTES),
+    default=indexing.DEFAULT_MAX_BYTES,
+    help="Skip larger files.",
 )
+@follow_symlinks_option
 @wait_option
 @json_option
 def add(
-    paths: tuple[str, ...], index: str | None, max_bytes: int, wait: float, as_json: bool
+    paths: tuple[str, ...],
+    index: str | None,
+    max_bytes: int,
+    follow_symlinks: bool,
+    wait: float,
+    as_json: bool,
 ) -> None:
     """Add or update the files PATHS in an index, leaving every other document alone."""
     report = indexing.add_paths(
-        paths, index, max_bytes=max_bytes, wait=wait, progress=progress_enabled()
+        paths,
+        index,
+        max_bytes=max_bytes,
+        wait=wait,
+        progress=progress_enabled(),
+        follow_symlinks=follow_symlinks,
     )
     emit_json(report) if as_json else click.echo(_summary(report))
 
