@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ctxselect.errors import NotFoundError
+from ctxselect.errors import CtxselectError, IndexCorruptError, NotFoundError
 from ctxselect.retrieve._sparse import SparseRetriever, add_in_order, check_k, decode_vocab
 from ctxselect.retrieve.base import RETRIEVERS, Retriever
 from ctxselect.types import Explanation, Hit, Rows, Segments, TermExplanation
@@ -52,7 +52,23 @@ def load_segments(mode: str, rows: Rows, segments: Segments, **params: Any) -> R
     """Load ``mode``'s retriever over ``rows`` from a base segment and its changes.
 
     A compacted index loads exactly as a rebuilt one (the base alone, its own fast path).
+
+    Raises:
+        IndexCorruptError: The arrays cannot be read as ``mode``'s index (damage that
+            the store's checksums did not cover: an index written without them).
     """
+    try:
+        return _load_segments(mode, rows, segments, **params)
+    except CtxselectError:
+        raise
+    except (UnicodeDecodeError, IndexError, ValueError, TypeError) as exc:
+        raise IndexCorruptError(
+            f"the {mode} index is damaged ({type(exc).__name__}: {exc}): run `ctxselect "
+            f"verify`, then rebuild the index with `ctxselect index PATH... --index DIR`"
+        ) from exc
+
+
+def _load_segments(mode: str, rows: Rows, segments: Segments, **params: Any) -> Retriever:
     cls = RETRIEVERS.get(mode)
     if segments.compacted:
         return cls.load(rows, segments.base, **params)

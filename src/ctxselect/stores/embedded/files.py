@@ -3,21 +3,23 @@
 A base segment is one file ``arrays/base-<generation>-<token>.bin`` holding every mode's
 arrays back to back (64-byte aligned); the manifest records each array's dtype, shape and
 offset. One file means one fsync per compaction, and readers map it once and slice it
-without copying. The file is written under a temporary name, flushed to disk and renamed,
-and only becomes part of the index when the manifest naming it commits (one SQLite
-transaction). Files no committed manifest names are leftovers of an interrupted write; a
-writer removes them while it holds the lock. The base a compaction replaced is kept until
-the next compaction, so a reader that read the previous manifest can still map it (and
-readers keep their mappings: removing a mapped file is safe on POSIX).
+without copying. The file is written under a temporary name, flushed to disk, renamed and
+its directory flushed (``disk.write_durably``), and only becomes part of the index when the
+manifest naming it commits (one SQLite transaction). Files no committed manifest names are
+leftovers of an interrupted write; a writer removes them while it holds the lock, once that
+manifest is durable. The base a compaction or rebuild replaced is kept until the next one,
+so a reader that read the previous manifest can still map it (and readers keep their
+mappings: removing a mapped file is safe on POSIX).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import mmap
 import os
 import secrets
-import shutil
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect.errors import IndexCorruptError, IndexWriteError
+from ctxselect.stores.embedded import disk, integrity
 
 ARRAYS_DIR = "arrays"
 _ALIGN = 64
@@ -36,14 +39,6 @@ _DEDUPE_BYTES = 64 << 20
 def new_base_name(generation: int) -> str:
     """Return a fresh base file name (relative to the index folder) for ``generation``."""
     return f"{ARRAYS_DIR}/base-{generation:06d}-{secrets.token_hex(4)}.bin"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -91,25 +86,34 @@ def write_base(
             file is removed and the index keeps its last committed state.
     """
     target = folder / rel
-    tmp = target.with_name(target.name + ".tmp")
     stored, layout = _pack(arrays, rowids)
+
+    def fill(handle: Any) -> None:
+        position = 0
+        for array, (_, _, offset) in zip(stored, layout["layout"].values(), strict=True):
+            handle.write(b"\0" * (offset - position))
+            write_array(handle, array)
+            position = offset + array.nbytes
+
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            position = 0
-            for array, (_, _, offset) in zip(stored, layout["layout"].values(), strict=True):
-                handle.write(b"\0" * (offset - position))
-                write_array(handle, array)
-                position = offset + array.nbytes
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        # file fsynced, renamed, directory fsynced: durable before the commit naming it
+        disk.write_durably(target, fill)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        target.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            disk.current().unlink(target)
         raise write_error(folder, exc) from exc
-    return {"file": rel, "rows": len(rowids), **layout}
+    return {"file": rel, "rows": len(rowids), **layout, "crc32": _crc(stored, layout)}
+
+
+def _crc(stored: list[np.ndarray], layout: Mapping[str, Any]) -> int:
+    """CRC-32 of the bytes :func:`write_base` writes (padding included), from memory."""
+    crc = position = 0
+    for array, (_, _, offset) in zip(stored, layout["layout"].values(), strict=True):
+        crc = zlib.crc32(b"\0" * (offset - position), crc)
+        if array.nbytes:
+            crc = zlib.crc32(array.data, crc)
+        position = offset + array.nbytes
+    return crc
 
 
 def write_array(handle: Any, array: np.ndarray) -> None:
@@ -130,9 +134,12 @@ def write_error(folder: Path, exc: BaseException) -> IndexWriteError:
 
 
 def load_base(
-    folder: Path, base: Mapping[str, Any]
+    folder: Path, base: Mapping[str, Any], *, check: bool = True
 ) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray]:
     """Map a base file read-only; return each mode's arrays and the row ids (no copies).
+
+    With ``check``, the file's bytes are compared with the manifest's CRC-32 (once per
+    process); ``verify`` turns it off to check the arrays' structure too.
 
     Raises:
         FileNotFoundError: The file is gone (a newer compaction replaced it: re-read).
@@ -142,6 +149,8 @@ def load_base(
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         buffer: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    if check:
+        integrity.check_file(folder, path, buffer, base.get("crc32"))
     views: dict[str, np.ndarray] = {}
     try:
         for key, (dtype, shape, offset) in base["layout"].items():
@@ -177,9 +186,9 @@ def remove_orphans(folder: Path, keep: set[str] | None) -> list[str]:
         if keep and rel in keep:
             continue
         if entry.is_dir():
-            shutil.rmtree(entry, ignore_errors=True)
+            disk.current().remove_tree(entry)
         else:
-            entry.unlink(missing_ok=True)
+            disk.current().unlink(entry)
         removed.append(rel)
     return removed
 

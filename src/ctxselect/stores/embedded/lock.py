@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,9 @@ from ctxselect.errors import IndexLockedError
 
 LOCK_NAME = "write.lock"
 _POLL_SECONDS = 0.05
+COMMAND_CHARS = 100
+"""The holder's command is cut to this many characters (a 2,000-file ``add`` is one line)."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 def _try_lock(fd: int) -> bool:
@@ -51,8 +55,29 @@ def _unlock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+def short_command(argv: list[str], limit: int = COMMAND_CHARS) -> str:
+    """Return ``argv`` as one line of at most ``limit`` characters, for the lock message.
+
+    The program is shown by its file name; arguments that do not fit are counted, as in
+    ``ctxselect add a.md b.md … (2,000 args)``. Control characters become ``?``.
+    """
+    words = [_CONTROL.sub("?", w) for w in [os.path.basename(argv[0]), *argv[1:]] if w]
+    line = " ".join(words)
+    if len(line) <= limit:
+        return line
+    suffix = f" … ({len(argv) - 1:,} args)"
+    kept = line[: max(0, limit - len(suffix))]
+    if " " in kept:  # cut between two arguments when one boundary is in reach
+        kept = kept[: kept.rindex(" ")]
+    return kept + suffix
+
+
 def describe_holder(path: Path) -> str:
-    """Return "process PID (COMMAND)" from a lock file, or a generic phrase."""
+    """Return "process PID (COMMAND)" from a lock file, or a generic phrase.
+
+    The command is one line of at most :data:`COMMAND_CHARS` characters, however long the
+    file's (lock files of older versions hold the whole command line).
+    """
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -61,6 +86,8 @@ def describe_holder(path: Path) -> str:
         return "another process"
     pid = lines[0].strip()
     command = lines[1].strip() if len(lines) > 1 else ""
+    if len(command) > COMMAND_CHARS:
+        command = command[: COMMAND_CHARS - 1] + "…"
     return f"process {pid} ({command})" if command else f"process {pid}"
 
 
@@ -92,10 +119,11 @@ class WriterLock:
                 os.close(fd)
                 raise IndexLockedError(self._busy_message())
             time.sleep(_POLL_SECONDS)
-        command = " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]]) if sys.argv else ""
+        command = short_command(sys.argv) if sys.argv else ""
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()}\n{command}\n".encode())
+        # backslashreplace: file names that are not UTF-8 reach argv as lone surrogates.
+        os.write(fd, f"{os.getpid()}\n{command}\n".encode("utf-8", "backslashreplace"))
         self._fd = fd
 
     def _busy_message(self) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ctxselect.errors import IndexMismatchError
-from ctxselect.stores.embedded import files
+from ctxselect.stores.embedded import files, integrity
 
 if TYPE_CHECKING:
     from ctxselect.stores.embedded.sqlite import SQLiteStore
@@ -73,11 +73,13 @@ def migrate_v1(store: SQLiteStore) -> None:
                 "segments": [],
                 "counts": counts,
                 "migrated_from": 1,
+                integrity.CHUNK_DIGEST_KEY: integrity.digest_after(conn, None, 0, 0, True),
             }
             conn.executemany(
                 "INSERT OR REPLACE INTO manifest VALUES (?, ?)",
                 [(k, json.dumps(v)) for k, v in keys.items()],
             )
+            integrity.seal(conn)
     except sqlite3.DatabaseError as exc:
         files.remove_orphans(store.folder, None)
         raise _cannot(store, exc) from exc

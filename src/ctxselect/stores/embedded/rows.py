@@ -9,7 +9,7 @@ by its integer primary key, so memory does not grow with the corpus's text.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -127,6 +127,7 @@ def eager_table(
     n_base: int,
     dead: np.ndarray,
     previous: tuple[np.ndarray, ChunkTable] | None = None,
+    check: Callable[[list[Any]], None] | None = None,
 ) -> ChunkTable:
     """Load every chunk into a ChunkTable whose row ``i`` is the chunk with ``rowids[i]``.
 
@@ -135,11 +136,14 @@ def eager_table(
     never returned by a search and are left out of ``row_of``. With ``previous`` (the row
     ids and table of an earlier generation with the same base), the base rows and known
     delta rows are reused and only new chunks are read: a reload after an update costs
-    the update, not the corpus.
+    the update, not the corpus. ``check`` sees every chunk row when all are read (the
+    store compares them with its checksum).
     """
     ids = rowids.tolist()
     if previous is None:
         found = conn.execute(f"SELECT {_COLUMNS} FROM chunks ORDER BY chunk_id").fetchall()
+        if check is not None:
+            check(found)
         if not len(dead) and [r[0] for r in found] == ids:  # compacted: one ordered scan
             cols = [tuple(c) for c in zip(*found, strict=True)] if found else [()] * 8
             return ChunkTable(cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7])

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ctxselect.errors import CtxselectError, IndexLockedError
-from ctxselect.stores.embedded import files
+from ctxselect.stores.embedded import files, integrity
 from ctxselect.stores.embedded.lock import WriterLock
 
 if TYPE_CHECKING:
@@ -111,6 +111,29 @@ def _vectors(name: str, arrays: Mapping[str, np.ndarray], n_rows: int | None) ->
     return [] if ok else [f"{name} vectors are inconsistent (rows, shape or values)"]
 
 
+def array_problems(
+    base: Mapping[str, Mapping[str, np.ndarray]], deltas: Sequence[Mapping[str, Mapping[str, Any]]]
+) -> list[str]:
+    """Structural checks of every mode's base and delta arrays, vocabularies decoded: what
+    opening an index without checksums runs, so damage cannot crash a search."""
+    problems = []
+    for mode, arrays in base.items():
+        parts = [(f"the {mode} base segment", arrays)]
+        parts += [
+            (f"{mode} delta segment {i}", d[mode]) for i, d in enumerate(deltas, 1) if mode in d
+        ]
+        for name, seg in parts:
+            if "vectors" in seg:
+                problems += _vectors(name, seg, None)
+                continue
+            problems += _postings(name, seg, len(seg.get("lengths", ())))
+            try:
+                bytes(np.asarray(seg.get("vocab", ()), dtype=np.uint8)).decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(f"{name} has a vocabulary that is not UTF-8")
+    return problems
+
+
 def _delta_sizes(store: SQLiteStore, segs: list[int]) -> list[int]:
     """Rows of each delta segment (its ``rowids``), in the manifest's order."""
     found = dict(store._conn.execute("SELECT seg, shape FROM deltas WHERE name = 'rowids'"))
@@ -119,7 +142,11 @@ def _delta_sizes(store: SQLiteStore, segs: list[int]) -> list[int]:
 
 def _segments(store: SQLiteStore) -> list[str]:
     """The segments' rows are exactly the live chunks, and every array is consistent."""
-    snap = store.snapshot(eager=False)
+    store.checksums = False  # the checksums are checked on their own: here, the structure
+    try:
+        snap = store.snapshot(eager=False)
+    finally:
+        store.checksums = True
     problems = []
     rowids = snap.rowids
     if len(np.unique(rowids)) != len(rowids):
@@ -156,8 +183,60 @@ def _segments(store: SQLiteStore) -> list[str]:
     return problems
 
 
+def _checksums(store: SQLiteStore, manifest: Mapping[str, Any]) -> list[str]:
+    """Every stored checksum against the bytes: the base file (always re-read here), the
+    delta segments, dead rows and dead terms."""
+    problems = []
+    stored = manifest.get("checksums")
+    base = manifest.get("base")
+    if isinstance(base, dict) and "crc32" in base:
+        path = store.folder / str(base["file"])
+        try:
+            if integrity.stream_crc(path) != base["crc32"]:
+                problems.append(f"{path} does not match the checksum in the manifest")
+        except OSError as exc:
+            problems.append(f"{path} cannot be read ({exc})")
+    if isinstance(stored, dict):
+        actual = integrity.table_checksums(store._conn)
+        live = {str(s) for s in manifest.get("segments") or []}
+        actual["deltas"] = {k: v for k, v in actual["deltas"].items() if k in live}
+        for key, value in actual.items():
+            if stored.get(key) != value:
+                problems.append(f"{key.replace('_', ' ')} do not match their checksum")
+    try:
+        found = store._conn.execute(f"SELECT {integrity.CHUNK_DIGEST_COLUMNS} FROM chunks")
+        integrity.check_chunks(store.folder, manifest, found)
+    except CtxselectError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def checksum_note(manifest: Mapping[str, Any]) -> str | None:
+    """Say which checksums an index lacks (written by an older ctxselect), or None."""
+    base = manifest.get("base")
+    lacking = [] if "checksums" in manifest else ["manifest and segments"]
+    if isinstance(base, dict) and "crc32" not in base:
+        lacking.append("base file")
+    if not lacking:
+        return None
+    return (
+        f"checksums absent ({', '.join(lacking)}): written by an older ctxselect; "
+        f"`ctxselect compact` adds them"
+    )
+
+
+def _structure(store: SQLiteStore) -> list[str]:
+    """The segment checks; arrays too damaged to be read at all are a problem, not a crash."""
+    try:
+        return _segments(store)
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        return [f"segments cannot be read ({type(exc).__name__}: {exc})"]
+
+
 def _leftovers(store: SQLiteStore) -> tuple[list[str], list[str]]:
     """Remove files of interrupted writes (only when no writer runs); report stray ones."""
+    if store.readonly:
+        return [], []
     try:
         with WriterLock(store.folder):
             return [], store.remove_orphans()
@@ -175,24 +254,35 @@ def verify_store(store: SQLiteStore) -> tuple[list[str], list[str], list[str]]:
     for name, check in checks:
         try:
             problems += check()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             problems.append(f"{name}: {exc}")
         done.append(name)
         if problems and name == "sqlite integrity":
             return done, problems, []
+    stage = "manifest"
     try:
         manifest = store.read_manifest()
+        stage = "counts"
+        done.append("manifest")
         done.append("counts")
         problems += _counts(store, manifest)
+        note = checksum_note(manifest)
+        stage = "checksums"
+        done.append("checksums" if note is None else f"checksums ({note})")
+        problems += _checksums(store, manifest)
+        stage = "segments"
         done.append("segments")
         if isinstance(manifest.get("base"), dict):
-            problems += _segments(store)
+            problems += _structure(store)
         elif int((manifest.get("counts") or {}).get("chunks", 0)):
             problems.append("the index holds chunks but no base segment")
-    except (CtxselectError, sqlite3.DatabaseError, OSError) as exc:
-        problems.append(f"segments: {exc}")
-    _, removed = _leftovers(store)
-    done.append("leftover files")
+    except (CtxselectError, sqlite3.DatabaseError, UnicodeDecodeError, OSError) as exc:
+        problems.append(f"{stage}: {exc}")
+    # Delete nothing unless the manifest was read, is valid, and the index is sound.
+    removed = [] if problems else _leftovers(store)[1]
+    done.append(
+        "leftover files (none removed: the index has problems)" if problems else "leftover files"
+    )
     for path in (store.folder / files.ARRAYS_DIR).rglob("*.tmp"):
         problems.append(f"stray temporary file {path}")
     return done, problems, removed

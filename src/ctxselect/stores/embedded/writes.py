@@ -8,8 +8,11 @@ Three commits, each one SQLite transaction (the caller holds the writer lock):
 - ``commit_base``: compaction; a new base replaces the base and every delta.
 - ``commit_deltas``: the delta segments merged into one (searches read fewer pieces).
 
-Big arrays go to ``.npy`` files before the transaction and become part of the index
-only when the manifest naming them commits; old ones are removed after it.
+Big arrays go to a base file before the transaction, fsynced with its directory, and
+become part of the index only when the manifest naming them commits. Every commit is
+synchronous=FULL (durable when it returns); a replaced base is kept as ``previous_base``
+and older files are deleted only after a durable commit that no longer names them, so a
+power cut never leaves a manifest naming a deleted file.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ctxselect.errors import IndexWriteError
+from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.base import ModeArrays
-from ctxselect.stores.embedded import files
+from ctxselect.stores.embedded import disk, files, integrity
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]  # commits made by this process: open indexes compare it to reload at once
@@ -46,6 +49,7 @@ class Writes:
     """Commits of an index folder (mixed into SQLiteStore)."""
 
     folder: Path
+    path: Path
     _conn: sqlite3.Connection
 
     def transaction(self) -> AbstractContextManager[None]:
@@ -86,17 +90,25 @@ class Writes:
         """
         current = self.read_manifest()
         generation = int(current.get("generation", 0)) + 1
+        replaced = current.get("base")
         seq = self._sequence()
         new_ids = np.arange(seq + 1, seq + 1 + len(chunks), dtype=np.int64)
         base = self._write_base(generation, arrays, new_ids) if rebuild else None
         with self._committing(tidy=True):
+            doomed = [*removed, *(d.doc_id for d in documents)]
+            gone = 0 if rebuild else integrity.digest_of_docs(self._conn, doomed)
             counts, n_dead = self._apply(documents, chunks, removed, rebuild, current)
             if self._sequence() != seq + len(chunks):
                 raise IndexWriteError(f"chunk ids of {self.folder} moved during a write")
             keys: dict[str, Any] = {**manifest, "generation": generation, "counts": counts}
+            keys[integrity.CHUNK_DIGEST_KEY] = integrity.digest_after(
+                self._conn, current.get(integrity.CHUNK_DIGEST_KEY), gone, seq + 1, rebuild
+            )
             if rebuild:
                 self._clear_changes()
                 keys.update(base=base, segments=[], pending=_pending({}, 0, 0))
+                # like compaction: the replaced base stays for readers of the last manifest
+                keys["previous_base"] = _file_of(replaced)
             else:
                 keys["pending"] = _pending(current, len(chunks), n_dead)
                 segments = list(current.get("segments", []))
@@ -121,7 +133,7 @@ class Writes:
         base = self._write_base(generation, arrays, rowids)
         # The replaced base stays on disk for one more compaction: a reader that read the
         # previous manifest may still be about to map it.
-        previous = str(replaced["file"]) if isinstance(replaced, dict) else None
+        previous = _file_of(replaced)
         with self._committing(tidy=True):
             self._expect(expected_generation)
             self._clear_changes()
@@ -157,40 +169,64 @@ class Writes:
             self._set_manifest({**keys, "generation": generation})
         return generation
 
-    def remove_orphans(self) -> list[str]:
+    def remove_orphans(self, *, durable: bool = False) -> list[str]:
         """Delete base files the committed manifest does not name (writer lock held).
 
-        The current base and the one it replaced are kept.
+        The current base and the one it replaced are kept. A file is deleted only once
+        the manifest that stopped naming it survives a power cut: ``durable`` says the
+        caller just made a synchronous=FULL commit; otherwise a checkpoint must first copy
+        every commit into the database file (if readers prevent that, nothing is deleted
+        and the next writer tries again).
         """
         manifest = self.read_manifest()
         base = manifest.get("base")
         keep = {str(base["file"])} if isinstance(base, dict) else set()
         if manifest.get("previous_base"):
             keep.add(str(manifest["previous_base"]))
+        if not durable and not self._settle():
+            return []
         return files.remove_orphans(self.folder, keep)
+
+    def _settle(self) -> bool:
+        """Make every commit durable with a checkpoint; False if readers kept it partial.
+
+        A checkpoint syncs the WAL before copying it and the database file after, so once
+        it copied every frame, no commit read so far can roll back (SQLite's WAL docs).
+        """
+        busy, log, copied = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or log != copied:
+            return False
+        disk.current().committed(self._conn, self.path, durable=True)
+        return True
 
     @contextlib.contextmanager
     def _committing(self, *, tidy: bool) -> Iterator[None]:
         """One commit's transaction: a failure becomes a one-line IndexWriteError; open
         indexes of this process are told to reload; with ``tidy``, leftover base files
         are removed afterwards."""
+        durable = False
         try:
             with self.transaction():
+                # never build on rows that changed since their commit (it would re-seal them)
+                integrity.check_stored(self._conn, self.folder)
                 yield
+            # FULL (2) or EXTRA (3) in WAL mode: the commit survives a power cut
+            level = self._conn.execute("PRAGMA synchronous").fetchone()[0]
+            durable = not self._conn.in_transaction and int(level) >= 2
         except (sqlite3.DatabaseError, OSError) as exc:
             raise files.write_error(self.folder, exc) from exc
         finally:
             if tidy:
-                self._tidy()
+                self._tidy(durable)
             else:
                 _COMMITS[0] += 1
 
-    def _tidy(self) -> None:
+    def _tidy(self, durable: bool) -> None:
         """Remove leftovers after a commit or a failed one; never hide the real error."""
         _COMMITS[0] += 1
         # A failure here must not hide the real error; the next writer removes leftovers.
-        with contextlib.suppress(sqlite3.DatabaseError, OSError):
-            self.remove_orphans()
+        with contextlib.suppress(sqlite3.DatabaseError, OSError, IndexCorruptError):
+            self.remove_orphans(durable=durable)
 
     # -- pieces ------------------------------------------------------------------------
 
@@ -302,11 +338,17 @@ class Writes:
             "INSERT OR REPLACE INTO manifest VALUES (?, ?)",
             [(k, json.dumps(v)) for k, v in keys.items() if k != "schema_version"],
         )
+        integrity.seal(self._conn)  # last step of every commit: checksums of what it left
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         """Upsert manifest keys outside any segment change (schema_version is kept)."""
         with self.transaction():
             self._set_manifest(manifest)
+
+
+def _file_of(base: Any) -> str | None:
+    """The file a manifest's ``base`` entry names (None for an index without one)."""
+    return str(base["file"]) if isinstance(base, dict) else None
 
 
 def _pending(current: Mapping[str, Any], added: int, dead: int) -> dict[str, int]:
