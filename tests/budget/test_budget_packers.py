@@ -290,7 +290,7 @@ def test_merged_piece_takes_the_header_of_its_first_chunk() -> None:
     selection = SkipPacker(COUNTER).pack(ranked(later, C0), 1000)
     (piece,) = selection.chunks
     assert piece.header == "Greek"
-    assert render(selection).startswith("### d:0-32\nGreek\nAlpha beta gamma. Delta epsilon.\n")
+    assert render(selection).startswith("~~~ d:0-32 | Greek\nAlpha beta gamma. Delta epsilon.\n")
 
 
 @pytest.mark.parametrize("dedup", [True, False])

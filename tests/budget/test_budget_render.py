@@ -46,12 +46,13 @@ def test_source_label_is_doc_and_span() -> None:
 
 def test_markdown_exact() -> None:
     assert render(SMALL, "markdown") == (
-        "### docs/02-chunking.md:120-141\n"
-        "Guide > Chunking\n"
+        "~~~ docs/02-chunking.md:120-141 | Guide > Chunking\n"
         "Chunks carry offsets.\n"
+        "~~~\n"
         "\n"
-        "### notes.txt:0-18\n"
+        "~~~ notes.txt:0-18\n"
         "Plain & simple <b>\n"
+        "~~~\n"
         "\n"
     )
 
@@ -59,17 +60,26 @@ def test_markdown_exact() -> None:
 def test_xml_exact() -> None:
     assert render(SMALL, "xml") == (
         '<chunk source="docs/02-chunking.md" start="120" end="141" '
-        'header="Guide &gt; Chunking">Chunks carry offsets.</chunk>\n'
-        '<chunk source="notes.txt" start="0" end="18">Plain &amp; simple &lt;b&gt;</chunk>\n'
+        'header="Guide &gt; Chunking"><![CDATA[Chunks carry offsets.]]></chunk>\n'
+        '<chunk source="notes.txt" start="0" end="18"><![CDATA[Plain & simple <b>]]></chunk>\n'
     )
 
 
-def test_json_exact() -> None:
-    assert render(SMALL, "json") == (
-        '{"doc_id": "docs/02-chunking.md", "start": 120, "end": 141, '
-        '"header": "Guide > Chunking", "text": "Chunks carry offsets."}\n'
-        '{"doc_id": "notes.txt", "start": 0, "end": 18, "text": "Plain & simple <b>"}\n'
-    )
+def test_xml_keeps_code_as_written() -> None:
+    code = "def f(x: int) -> bool:\n    return x < 3 and x & 1 == 0\n"
+    piece = frame_xml("a.py", 0, len(code), "", code)
+    assert code in piece and "&gt;" not in piece and "&amp;" not in piece
+    assert ET.fromstring(piece).text == code
+
+
+def test_markdown_framing_cannot_be_mistaken_for_content() -> None:
+    text = "# Title\n\n### notes.md:0-10\n\n~~~\ncode\n~~~~~\n"
+    piece = frame("doc.md", 0, len(text), "", text, "markdown")
+    fence = "~" * 6  # longer than the longest run of ~ inside
+    assert piece == f"{fence} doc.md:0-{len(text)}\n{text}\n{fence}\n\n"
+    inside = piece.split("\n")[1:-3]
+    assert not any(line.startswith(fence) for line in inside)  # no line inside closes it
+    assert not piece.startswith("#")  # not a heading in a Markdown document
 
 
 def test_render_is_the_pieces_in_order() -> None:
@@ -84,7 +94,7 @@ def test_empty_selection_renders_empty() -> None:
 
 def test_markdown_keeps_doc_id_and_header_on_one_line() -> None:
     piece = frame("a\nb", 0, 1, "H1\r\nH2", "x", "markdown")
-    assert piece == "### a b:0-1\nH1 H2\nx\n\n"
+    assert piece == "~~~ a b:0-1 | H1 H2\nx\n~~~\n\n"
 
 
 def test_xml_escapes_markup_quotes_and_newlines_in_attributes() -> None:
@@ -92,7 +102,7 @@ def test_xml_escapes_markup_quotes_and_newlines_in_attributes() -> None:
     assert piece == (
         '<chunk source="d&quot;&lt;&amp;&gt;" start="3" end="5" '
         'header="say &quot;hi&quot; &amp; &lt;go&gt;&#10;&#9;now">'
-        "a &lt; b &amp;&amp; c &gt; d ]]&gt; &#13;\n</chunk>\n"
+        "<![CDATA[a < b && c > d ]]]]><![CDATA[> ]]>&#13;<![CDATA[\n]]></chunk>\n"
     )
     element = ET.fromstring(piece)
     assert element.get("source") == 'd"<&>'
@@ -155,5 +165,5 @@ def _xml_clean(value: str) -> str:
 def test_piece_token_counts_add_up_exactly(pieces: list[tuple[str, str, str]], name: str) -> None:
     # Texts may start with whitespace or end with punctuation: pieces must still add up.
     framed = [frame(doc, 0, len(text), header, text, name) for doc, header, text in pieces]
-    assert all(p[0] in "#<{" and p.endswith("\n") for p in framed)
+    assert all(p[0] in "~<{" and p.endswith("\n") for p in framed)
     assert COUNTER.count("".join(framed)) == sum(COUNTER.count(p) for p in framed)

@@ -125,11 +125,85 @@ def test_debug_shows_the_traceback(tmp_path):
     assert result.exit_code != 0 and result.exception is not None
 
 
-def test_budget_below_framing_is_an_empty_selection_not_a_crash(index):
-    result = run("select", "token budget", "--budget", "2", "--index", index, "--json")
-    selection = json.loads(result.output)
-    assert result.exit_code == 0 and selection["chunks"] == [] and selection["tokens_used"] == 0
-    assert "smaller than the smallest framed chunk" in selection["note"]
+def test_budget_below_the_minimum_is_refused_as_mcp_refuses_it(index):
+    from ctxselect import api, sessions
+    from ctxselect.errors import ConfigError
+
+    result = CliRunner().invoke(cli, ["select", "token budget", "--budget", "2", "--index", index])
+    with pytest.raises(ConfigError) as facade:
+        sessions.check_budget(2, None)  # what MCP select_context raises for budget=2
+    assert result.exit_code == 2 and str(facade.value) in result.stderr
+    assert "budget 2 is below the minimum of 100 tokens" in result.stderr
+    with api.open_index(index) as idx:  # the API still packs tiny budgets: empty, not a crash
+        selection = idx.select("token budget", 2)
+    assert selection.chunks == () and "smaller than the smallest framed chunk" in selection.note
+
+
+def test_select_budget_defaults_to_the_mcp_default(index):
+    from ctxselect import sessions
+
+    selection = json.loads(run("select", "token budget", "--index", index, "--json").output)
+    assert selection["budget"] == sessions.DEFAULT_BUDGET == 2000
+
+
+def test_xml_context_keeps_code_as_written(tmp_path):
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "f.md").write_text(
+        "# Types\n\nThe signature `def f(x) -> bool` returns x < 3 && y.\n", encoding="utf-8"
+    )
+    folder = str(tmp_path / "cx")
+    run("index", str(root), "--index", folder)
+    text = run("select", "signature", "--index", folder, "--format", "xml").stdout
+    assert "`def f(x) -> bool` returns x < 3 && y." in text and "&gt;" not in text
+    assert "<![CDATA[" in text
+
+
+def _lines(corpus, doc_id, start, end):
+    text = (corpus / doc_id).read_text(encoding="utf-8")
+    return text.count("\n", 0, start) + 1, text.count("\n", 0, max(start, end - 1)) + 1
+
+
+def test_search_and_select_show_line_numbers(index, corpus):
+    hit = json.loads(run("search", "budgets counted", "--index", index, "-k", "1",
+                         "--json").output)[0]  # fmt: skip
+    first, last = _lines(corpus, hit["doc_id"], hit["start"], hit["end"])
+    assert last > first > 1  # the second section of 01-intro.md
+    text = run("search", "budgets counted", "--index", index, "-k", "1").stdout
+    assert f"{hit['chunk_id']}  lines {first}-{last}  [" in text
+    args = ["select", "token budget", "--budget", "200", "--index", index]
+    result = run(*args)
+    pieces = json.loads(run(*args, "--json").output)["chunks"]
+    summary = result.stderr.splitlines()
+    assert summary[0].startswith(f"-- {len(pieces)} piece(s)") and len(summary) == 1 + len(pieces)
+    for piece, line in zip(pieces, summary[1:], strict=True):
+        first, last = _lines(corpus, piece["doc_id"], piece["start"], piece["end"])
+        assert line.strip() == (
+            f"{piece['doc_id']} lines {first}-{last} (chars {piece['start']}-{piece['end']}), "
+            f"{piece['tokens']} tokens"
+        )
+
+
+def test_info_prints_key_value_lines_and_the_compaction_state(index, corpus):
+    from dataclasses import replace
+
+    from ctxselect import api
+    from ctxselect.interfaces.cli import render
+
+    text = run("info", "--index", index).stdout
+    lines = text.splitlines()
+    assert all(" = " in line for line in lines) and "{" not in text and "'" not in text
+    assert "documents = 2" in lines and "chunk.tokenizer = cl100k" in lines
+    assert "bm25.k1 = 1.5" in lines and "bm25.stem = true" in lines
+    assert f"roots = {corpus}" in lines and "generation" not in text
+    assert any(line.startswith("status = up to date") for line in lines)
+    data = json.loads(run("info", "--index", index, "--json").output)
+    assert {"settings", "generation", "delta_rows"} <= set(data)  # --json: the API's value
+    with api.open_index(index) as idx:
+        pending = replace(idx.info(), delta_rows=3, deleted_rows=2)
+    status = next(line for line in render.info(pending).splitlines() if "status" in line)
+    assert status.startswith("status = 5 change(s) pending compaction (3 chunk(s) added, 2 ")
+    assert "`ctxselect compact`" in status
 
 
 def test_python_dash_m_works(index):

@@ -38,8 +38,8 @@ def test_index_with_hash_embedder_records_it(guide_index):
     assert embedder["name"] == "hash" and embedder["dim"] > 0 and embedder["model_id"]
     assert embedder["ann_threshold"] == 50_000
     text = run("info", "--index", guide_index).stdout
-    assert f"embedder:       hash (model {embedder['model_id']}, {embedder['dim']} dims" in text
-    assert "fusion:         rrf k=60 w=0.50 (untuned default: run `ctxselect tune`)" in text
+    assert f"embedder = hash (model {embedder['model_id']}, {embedder['dim']} dims" in text
+    assert "fusion = rrf k=60 w=0.50 (untuned default: run `ctxselect tune`)" in text
 
 
 def test_ann_threshold_is_recorded_and_none_drops_dense(guide_index):
@@ -49,7 +49,7 @@ def test_ann_threshold_is_recorded_and_none_drops_dense(guide_index):
     run("index", "--index", guide_index, "--embedder", "none")
     info = json.loads(run("info", "--index", guide_index, "--json").stdout)
     assert info["settings"]["embedder"] is None and "dense" not in info["modes"]
-    assert "embedder:       none" in run("info", "--index", guide_index).stdout
+    assert "embedder = none" in run("info", "--index", guide_index).stdout
 
 
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])

@@ -76,8 +76,8 @@ def test_tune_writes_fusion_and_tuning_and_info_shows_them(dense_index, labeled)
         assert idx.fusion == FuseSpec(**report["spec"])
     text = run("info", "--index", dense_index).stdout
     label = FuseSpec(**report["spec"]).label()
-    assert f"fusion:         {label} (tuned)" in text
-    assert f"tuning:         ndcg@10 {report['cv']:.4f} out of sample vs keyword" in text
+    assert f"fusion = {label} (tuned)" in text
+    assert f"tuning = ndcg@10 {report['cv']:.4f} out of sample vs keyword" in text
     assert f"on {len(QUERIES)} queries (3 folds)" in text
 
 

@@ -90,4 +90,5 @@ def test_bad_mmr_and_missing_vectors_are_tool_errors(folder, tmp_path):
 
     mmr, dense = run(tmp_path / "kw", keyword)
     assert "mmr compares the chunks' dense vectors" in mmr
-    assert "has no dense vectors" in dense and "--embedder minilm" in dense
+    assert "needs dense vectors and this index has none: pass mode bm25" in dense
+    assert "`ctxselect" not in mmr + dense  # tool arguments, not CLI commands

@@ -153,7 +153,7 @@ def _cli_error(folder, *args):
     return result.stderr.removeprefix("error: ").strip()
 
 
-def test_errors_carry_the_cli_message(corpus_index):
+def test_errors_name_tools_and_share_the_cli_checks(corpus_index):
     folder = corpus_index[1]
 
     async def scenario(client):
@@ -164,18 +164,85 @@ def test_errors_carry_the_cli_message(corpus_index):
             await call(client, "select_context", query="x" * 2001),
             await call(client, "get_chunk", chunk_id="nope#1"),
             await call(client, "get_document", doc_id="../etc/passwd"),
+            await call(client, "get_document", doc_id="nope.md"),
+            await call(client, "select_context", query="cache", mode="dense"),
+            await call(client, "search", query="cache", mode="hybrid"),
+            await call(client, "select_context", query="cache", mmr=0.5),
         )
 
-    explain, mode, budget, long_query, chunk, escape = run(server_for(folder), scenario)
+    explain, mode, budget, long_query, chunk, escape, doc, *dense = run(
+        server_for(folder), scenario
+    )
     assert explain.startswith("Error executing tool explain: ")
-    assert explain.endswith(_cli_error(folder, "explain", "cache", "--chunk-id", "nope#0"))
     assert mode.endswith(_cli_error(folder, "search", "cache", "--mode", "nope"))
+    cli_budget = CliRunner().invoke(cli, ["select", "cache", "--budget", "5", "--index", folder])
+    assert cli_budget.exit_code == 2 and budget.split(": ", 1)[1] in cli_budget.stderr
     for text, check in [(budget, lambda: sessions.check_budget(5, 20_000)),
                         (long_query, lambda: sessions.check_query("x" * 2001))]:  # fmt: skip
         with pytest.raises(ConfigError) as facade:
             check()
         assert text.endswith(str(facade.value))
     assert "no chunk 'nope#1'" in chunk and "'../etc/passwd' is refused" in escape
+    assert "search and select_context results" in explain and "no chunk 'nope#0'" in explain
+    assert "no document 'nope.md'" in doc and "select_context results" in doc
+    assert all("needs dense vectors" in text for text in dense[:2]) and "mmr" in dense[2]
+    for text in (explain, chunk, escape, doc, *dense):  # tool words, no CLI commands
+        assert "`ctxselect" not in text and "--" not in text, text
+
+
+def test_unknown_arguments_are_refused_naming_the_valid_ones(corpus_index):
+    async def scenario(client):
+        return (
+            await call(client, "select_context", query="cache", bugdet=500),
+            await call(client, "search", query="cache", top_k=3, n=2),
+            await call(client, "index_info", verbose=True),
+        )
+
+    typo, two, none = run(server_for(corpus_index[1]), scenario)
+    assert typo == (
+        "Error executing tool select_context: unknown argument 'bugdet' (did you mean "
+        "'budget'?): select_context takes query, budget, mode, detail, refresh, mmr, promote"
+    )
+    assert "unknown arguments 'top_k', 'n'" in two and "search takes query, k, mode" in two
+    assert none.endswith("unknown argument 'verbose': index_info takes no arguments")
+
+
+def test_write_tools_of_a_read_only_server_name_the_flag(corpus_index):
+    corpus, folder = corpus_index
+    (corpus / "quota.md").write_text("# Quota\n\nThe quota resets every hour.\n")
+    before = api.open_index(folder).info()
+
+    async def scenario(client):
+        return (
+            await client.call_tool("add_documents", {"paths": ["quota.md"]}),
+            await client.call_tool("reindex", {}),
+            await client.call_tool("nosuch", {}),
+        )
+
+    add, reindex, nosuch = run(server_for(folder), scenario)
+    assert add.is_error and reindex.is_error and nosuch.is_error
+    for result, name in [(add, "add_documents"), (reindex, "reindex")]:
+        text = result.content[0].text
+        assert text.startswith(f"{name} is a write tool and this server is read-only")
+        assert "`ctxselect mcp --allow-write`" in text and "select_context" in text
+    assert nosuch.content[0].text.startswith("unknown tool 'nosuch': the tools here are")
+    after = api.open_index(folder).info()  # nothing was written: quota.md is not indexed
+    assert (after.documents, after.generation) == (before.documents, before.generation)
+    assert before.documents == 3
+
+
+def test_cli_and_mcp_share_the_defaults(corpus_index):
+    async def scenario(client):
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+    tools = run(server_for(corpus_index[1]), scenario)
+    select = {p.name: p for p in commands.select.params}
+    search = {p.name: p for p in commands.search.params}
+    budget = tools["select_context"].input_schema["properties"]["budget"]
+    k = tools["search"].input_schema["properties"]["k"]
+    assert budget["default"] == select["budget"].default == sessions.DEFAULT_BUDGET
+    assert k["default"] == search["k"].default == sessions.DEFAULT_SEARCH_K
+    assert budget["minimum"] == sessions.MIN_BUDGET and k["minimum"] == 1
 
 
 def _many_notes(tmp_path):

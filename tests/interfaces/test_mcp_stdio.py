@@ -26,9 +26,14 @@ def test_stdio_session_lists_tools_and_dedups_a_repeat(tmp_path):
                 tools = [t.name for t in (await client.list_tools()).tools]
                 first = await client.call_tool("select_context", {"query": FIRST, "budget": 300})
                 second = await client.call_tool("select_context", {"query": SECOND, "budget": 300})
-        return tools, first.structured_content, second.structured_content
+                typo = await client.call_tool("select_context", {"query": FIRST, "bugdet": 300})
+                write = await client.call_tool("reindex", {})
+        refused = [r.content[0].text for r in (typo, write) if r.is_error]
+        return tools, first.structured_content, second.structured_content, refused
 
-    tools, first, second = anyio.run(session)
+    tools, first, second, refused = anyio.run(session)
+    assert len(refused) == 2 and "unknown argument 'bugdet' (did you mean 'budget'?)" in refused[0]
+    assert "`ctxselect mcp --allow-write`" in refused[1]
     assert {"select_context", "search", "get_chunk", "get_document"} <= set(tools)
     sent = {c for piece in first["pieces"] for c in piece["chunk_ids"]}
     assert first["references"] == [] and sent

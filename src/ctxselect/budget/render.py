@@ -26,9 +26,9 @@ FORMATS: Registry[Callable[..., str]] = Registry("format")
 """Context formats by name; each entry frames one piece."""
 
 _NEWLINES = re.compile(r"\r\n|[\r\n\u2028\u2029]")
+_TILDES = re.compile("~+")
 # Characters XML 1.0 cannot carry at all, not even as character references.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 # Attribute values are whitespace-normalised by XML parsers: keep \n \r \t as references.
 _XML_ATTR = str.maketrans(
     {
@@ -54,19 +54,19 @@ def _one_line(value: str) -> str:
 
 @FORMATS.register("markdown")
 def frame_markdown(doc_id: str, start: int, end: int, header: str, text: str) -> str:
-    """Frame a piece as a ``### source`` line, the header line, the text and a blank line.
+    """Frame a piece as a tilde-fenced block whose opening line names the source.
 
-    Newlines in the doc id or header become spaces so each stays on its own line.
+    ``~~~ doc_id:start-end | header`` opens the block (no ``| header`` when empty), the
+    text follows as written, a fence closes it, and a blank line ends the piece. The
+    fence is longer than any run of ``~`` in the text, so no line of the text can close
+    it, and headings inside Markdown documents stay inside their piece: the framing
+    cannot be mistaken for content. Newlines in the doc id or header become spaces.
     """
-    head = f"### {_one_line(source_label(doc_id, start, end))}\n"
+    fence = "~" * max(3, 1 + max((len(run) for run in _TILDES.findall(text)), default=0))
+    label = _one_line(source_label(doc_id, start, end))
     if header:
-        head += f"{_one_line(header)}\n"
-    return f"{head}{text}\n\n"
-
-
-def xml_text(value: str) -> str:
-    """Escape ``value`` as XML character data (characters XML cannot hold become U+FFFD)."""
-    return _XML_INVALID.sub("\ufffd", value).translate(_XML_TEXT)
+        label += f" | {_one_line(header)}"
+    return f"{fence} {label}\n{text}\n{fence}\n\n"
 
 
 def xml_attr(value: str) -> str:
@@ -74,18 +74,32 @@ def xml_attr(value: str) -> str:
     return _XML_INVALID.sub("\ufffd", value).translate(_XML_ATTR)
 
 
+def xml_cdata(value: str) -> str:
+    """Wrap ``value`` in CDATA sections, so code reads as written (``->``, not ``-&gt;``).
+
+    A ``]]>`` inside is split across two sections, and ``\\r`` (which XML parsers turn
+    into ``\\n``) goes between sections as ``&#13;``; characters XML cannot hold become
+    U+FFFD.
+    """
+    clean = _XML_INVALID.sub("\ufffd", value)
+    body = clean.replace("]]>", "]]]]><![CDATA[>").replace("\r", "]]>&#13;<![CDATA[")
+    return f"<![CDATA[{body}]]>"
+
+
 @FORMATS.register("xml")
 def frame_xml(doc_id: str, start: int, end: int, header: str, text: str) -> str:
-    """Frame a piece as ``<chunk source=".." start=".." end=".." header="..">text</chunk>``.
+    """Frame a piece as ``<chunk source=".." start=".." end=".." header="..">``, CDATA text.
 
-    The header attribute is left out when empty. Each piece parses as an XML element that
-    gives back the doc id, span, header and text (except characters XML 1.0 forbids, such
-    as NUL, which become U+FFFD).
+    ``<![CDATA[text]]></chunk>`` follows the tag; the header attribute is left out when
+    empty. As CDATA the text reads exactly as written (``->``, not ``-&gt;``), which is
+    what an LLM should see. Each piece parses as an XML element that gives back the doc id,
+    span, header and text (except characters XML 1.0 forbids, such as NUL, which become
+    U+FFFD).
     """
     attrs = f'source="{xml_attr(doc_id)}" start="{start}" end="{end}"'
     if header:
         attrs += f' header="{xml_attr(header)}"'
-    return f"<chunk {attrs}>{xml_text(text)}</chunk>\n"
+    return f"<chunk {attrs}>{xml_cdata(text)}</chunk>\n"
 
 
 @FORMATS.register("json")

@@ -1,10 +1,13 @@
 """The MCP server: budgeted, session-aware context from one index, as typed tools.
 
 The only module that imports the MCP SDK (the ``ctxselect[mcp]`` extra).
-:func:`build_server` returns an ``MCPServer`` whose tools are thin adapters over
+:func:`build_server` returns an ``MCPServer`` (a :class:`StrictServer`, which refuses
+unknown tools and arguments) whose tools are thin adapters over
 :class:`ctxselect.sessions.Sessions` and :class:`ctxselect.examples.ExampleLibrary`: each
 result is the facade's own value as structured output, and each expected failure is a
-``ToolError`` carrying the message the CLI prints. ``ctxselect mcp`` runs the server over
+``ToolError`` with the facade's message: the CLI's where both front ends meet the same
+check (budget, query, mode names), worded in tool and argument names where the CLI's
+would name a command. ``ctxselect mcp`` runs the server over
 stdio (nothing but protocol messages on stdout; logs on stderr) or streamable HTTP on
 127.0.0.1.
 
@@ -48,6 +51,34 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_wor
 WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+WRITE_TOOLS = ("add_documents", "reindex")
+
+
+class StrictServer(MCPServer):
+    """An ``MCPServer`` that refuses calls the SDK would run anyway.
+
+    The SDK ignores argument names its tool does not declare (``{"bugdet": 500}`` would
+    run with the default budget) and answers a tool it lacks with a bare "Unknown tool".
+    Here both are ``ToolError``s naming what is valid, and a write tool of a read-only
+    server says which flag enables it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, tuple[str, ...]] = {}
+        """Each tool's argument names, filled by :func:`_register`."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Refuse an unknown tool or argument, then call the tool as the SDK does."""
+        valid = self.arguments.get(name)
+        if valid is None:
+            raise ToolError(sessions.unknown_tool(name, list(self.arguments), WRITE_TOOLS))
+        unknown = [key for key in arguments if key not in valid]
+        if unknown:
+            raise ToolError(
+                f"Error executing tool {name}: {sessions.unknown_arguments(name, unknown, valid)}"
+            )
+        return await super().call_tool(name, arguments, context)
 
 
 def to_text(value: object) -> str:
@@ -76,7 +107,7 @@ def output_model(cls: type) -> type[BaseModel]:
 
 
 def _register(
-    server: MCPServer, fn: Callable[..., Any], title: str, hints: ToolAnnotations
+    server: StrictServer, fn: Callable[..., Any], title: str, hints: ToolAnnotations
 ) -> None:
     """Add ``fn`` as a tool whose output schema is its dataclass return type's."""
     fn.__annotations__["return"] = output_model(fn.__annotations__["return"])
@@ -84,6 +115,8 @@ def _register(
     server.add_tool(
         fn, title=title, description=description, annotations=hints, structured_output=True
     )
+    params = inspect.signature(fn).parameters.values()
+    server.arguments[fn.__name__] = tuple(p.name for p in params if p.annotation is not Context)
 
 
 def _call(action: Callable[[], V]) -> V:
@@ -128,7 +161,7 @@ def build_server(
     library: ExampleLibrary | None = None,
     allow_write: bool = False,
     max_result_tokens: int = sessions.DEFAULT_MAX_RESULT_TOKENS,
-) -> MCPServer:
+) -> StrictServer:
     """Build the MCP server over an opened index.
 
     Args:
@@ -138,7 +171,7 @@ def build_server(
         max_result_tokens: No tool result exceeds this many tokens (index tokenizer).
     """
     service = sessions.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
-    server = MCPServer(
+    server = StrictServer(
         "ctxselect",
         instructions=_instructions(service, library, allow_write),
         lifespan=_connection,
@@ -172,7 +205,7 @@ def _instructions(service: sessions.Sessions, library: object, allow_write: bool
     return "\n".join(lines)
 
 
-def _add_read_tools(server: MCPServer, service: sessions.Sessions) -> None:
+def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
     cap = service.max_result_tokens
     modes = ", ".join(api.names("mode"))
     query_t = Annotated[str, _text("A question or keywords.", sessions.MAX_QUERY_CHARS)]
@@ -298,7 +331,7 @@ def _add_read_tools(server: MCPServer, service: sessions.Sessions) -> None:
 
 
 def _add_examples_tool(
-    server: MCPServer, service: sessions.Sessions, library: ExampleLibrary
+    server: StrictServer, service: sessions.Sessions, library: ExampleLibrary
 ) -> None:
     cap = service.max_result_tokens
 
@@ -328,7 +361,7 @@ def _add_examples_tool(
     _register(server, select_examples, "Select few-shot examples", READ_ONLY)
 
 
-def _add_write_tools(server: MCPServer, service: sessions.Sessions) -> None:
+def _add_write_tools(server: StrictServer, service: sessions.Sessions) -> None:
     def add_documents(
         paths: Annotated[
             list[str],

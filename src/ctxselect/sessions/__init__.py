@@ -28,12 +28,16 @@ from ctxselect.sessions.limits import (
     check_k,
     check_max_result_tokens,
     check_mmr,
+    check_mode,
     check_query,
     to_json,
+    unknown_arguments,
+    unknown_tool,
 )
 from ctxselect.sessions.loading import load_index
 from ctxselect.sessions.roots import outside_files, resolve_inside
 from ctxselect.sessions.service import Sessions
+from ctxselect.sessions.spans import line_ranges
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -55,9 +59,13 @@ __all__ = [
     "check_k",
     "check_max_result_tokens",
     "check_mmr",
+    "check_mode",
     "check_query",
+    "line_ranges",
     "load_index",
     "outside_files",
     "resolve_inside",
     "to_json",
+    "unknown_arguments",
+    "unknown_tool",
 ]

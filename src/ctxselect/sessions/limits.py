@@ -7,14 +7,20 @@ them, so an agent and a person at the CLI read the same error text.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import re
+from collections.abc import Collection, Sequence
 
+from ctxselect.config import DEFAULT_K
 from ctxselect.errors import ConfigError, UnknownNameError
 
 DEFAULT_BUDGET = 2000
+"""Tokens of context when a caller names no budget: CLI ``select`` and MCP ``select_context``."""
 MIN_BUDGET = 100
-DEFAULT_SEARCH_K = 8
+"""The smallest budget either front end accepts (below it hardly a chunk fits, framed)."""
+DEFAULT_SEARCH_K = DEFAULT_K
+"""Hits when a caller names no k: CLI ``search`` and MCP ``search``."""
 MAX_K = 50
 MAX_QUERY_CHARS = 2000
 MAX_ID_CHARS = 1000
@@ -58,7 +64,7 @@ def check_budget(budget: int, maximum: int | None, minimum: int = MIN_BUDGET) ->
     if maximum is not None and budget > maximum:
         raise ConfigError(
             f"budget {budget} is above the result cap of {maximum} tokens: ask for at most "
-            f"{maximum} (the server's --max-result-tokens, env {MAX_TOKENS_ENV})"
+            f"{maximum} (the cap is set where the server is started)"
         )
     return budget
 
@@ -80,6 +86,13 @@ def check_mmr(mmr: float | None) -> float | None:
             f"lower values trade relevance for diversity (0.5 to 0.7 is usual)"
         )
     return float(mmr)
+
+
+def check_mode(mode: str, valid: Collection[str]) -> str:
+    """Return ``mode`` if it is one of ``valid``, else raise UnknownNameError."""
+    if mode not in valid:
+        raise UnknownNameError("mode", mode, valid)
+    return mode
 
 
 def check_detail(detail: str) -> str:
@@ -117,3 +130,24 @@ def check_max_result_tokens(value: int) -> int:
             f"set --max-result-tokens or {MAX_TOKENS_ENV} higher"
         )
     return value
+
+
+def unknown_tool(name: str, tools: Sequence[str], write_tools: Sequence[str]) -> str:
+    """Why tool ``name`` cannot be called: a write tool of a read-only server, or unknown."""
+    if name in write_tools:
+        return (
+            f"{name} is a write tool and this server is read-only: {' and '.join(write_tools)} "
+            f"exist when the server is started with `ctxselect mcp --allow-write`; the tools "
+            f"here are {', '.join(tools)}"
+        )
+    return f"unknown tool {name!r}: the tools here are {', '.join(tools)}"
+
+
+def unknown_arguments(tool: str, unknown: Sequence[str], valid: Sequence[str]) -> str:
+    """Name the arguments ``tool`` does not take, a close valid name, and the valid ones."""
+    guesses = [difflib.get_close_matches(key, valid, n=1) for key in unknown]
+    hints = "".join(f" (did you mean {g[0]!r}?)" for g in guesses if g)
+    names = ", ".join(repr(key) for key in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    takes = ", ".join(valid) if valid else "no arguments"
+    return f"unknown argument{plural} {names}{hints}: {tool} takes {takes}"

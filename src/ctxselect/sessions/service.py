@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from ctxselect import api
 from ctxselect.config import DEFAULT_MODE
 from ctxselect.errors import ConfigError
-from ctxselect.sessions import limits, roots
+from ctxselect.sessions import limits, lookups, roots
 from ctxselect.sessions.loading import load_index
 from ctxselect.sessions.results import Meter, shrink_context, shrink_search
 from ctxselect.sessions.spans import DocSpans, Fingerprint
@@ -137,7 +137,7 @@ class Sessions:
         limits.check_mmr(mmr)
         with self._lock:
             state = self._state(session)
-            mode = mode or self.default_mode
+            mode = self._mode(mode, mmr)
             hits = self.index.rank(query, self.index.depth(budget), mode, mmr=mmr)
             known = {} if refresh else self._known(state, hits)
             calls = {c: seen.call for c, seen in known.items()}
@@ -186,7 +186,7 @@ class Sessions:
         limits.check_k(k)
         with self._lock:
             state = self._state(session)
-            mode = mode or self.default_mode
+            mode = self._mode(mode)
             hits = self.index.search(query, k, mode)
             known = self._known(state, hits)
             refs = tuple(
@@ -213,7 +213,7 @@ class Sessions:
         """
         limits.check_id("chunk id", chunk_id)
         with self._lock:
-            chunk = self.index.get_chunk(chunk_id)
+            chunk = lookups.find_chunk(self.index, chunk_id)
             state = self._state(session)
             seen = state.delivered.get(chunk_id)
             note = f"already provided in call {seen.call}; sent again as asked" if seen else ""
@@ -233,7 +233,7 @@ class Sessions:
         """
         limits.check_id("document id", doc_id)
         with self._lock:
-            doc = self.index.get_document(doc_id)
+            doc = lookups.find_document(self.index, doc_id)
             size = len(doc.text)
             if not 0 <= start <= size:
                 raise ConfigError(
@@ -250,7 +250,8 @@ class Sessions:
         limits.check_query(query)
         limits.check_id("chunk id", chunk_id)
         with self._lock:
-            return self.index.explain(query, chunk_id, mode)
+            lookups.find_chunk(self.index, chunk_id)
+            return self.index.explain(query, chunk_id, self._mode(mode))
 
     def info(self) -> IndexInfo:
         """What the index holds and how it was built."""
@@ -313,6 +314,9 @@ class Sessions:
         return WriteResult(
             report, paths, tuple(found), tuple(missing), info.documents, info.chunks, note
         )
+
+    def _mode(self, mode: str | None, mmr: float | None = None) -> str:
+        return lookups.resolve_mode(self.index, mode or self.default_mode, mmr)
 
     def _state(self, session: str | None) -> _Session:
         """The session's state; None gets a throwaway one, so nothing is remembered."""

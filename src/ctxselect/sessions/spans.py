@@ -6,7 +6,7 @@ import bisect
 import dataclasses
 import re
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ctxselect.api import Index
 from ctxselect.types import ContextPiece, ContextReference, Hit, SelectedChunk, Selection
@@ -168,6 +168,15 @@ class DocSpans:
             return None
         n_tokens = self.index.count_tokens(text)
         return dataclasses.replace(hit, start=span[0], end=span[1], text=text, n_tokens=n_tokens)
+
+
+def line_ranges(index: Index, spans: Iterable[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    """Return the 1-based first and last line of each ``(doc_id, start, end)`` span.
+
+    The lines MCP results carry (``line_start``, ``line_end``), for other front ends.
+    """
+    doc_spans = DocSpans(index)
+    return [doc_spans.lines(*span) for span in spans]
 
 
 def _overlaps(taken: list[tuple[str, int, int]], hit: Hit) -> bool:

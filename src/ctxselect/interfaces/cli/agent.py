@@ -8,9 +8,10 @@ import click
 
 from ctxselect import examples, sessions
 from ctxselect._require import require
-from ctxselect.config import DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_TOKENIZER, PORT
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import choices, cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.numbers import number
 
 
 @cli.command("mcp")
@@ -33,7 +34,9 @@ from ctxselect.interfaces.cli.main import choices, cli, emit_json, index_option,
     help=f"No tool result exceeds this many tokens (env {sessions.MAX_TOKENS_ENV}).",
 )
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option("--port", type=int, default=8000, show_default=True, help="Port for --http.")
+@click.option(
+    "--port", type=number(PORT), default=8000, show_default=True, help="Port for --http."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON and exit.")
 def mcp_cmd(
     index: str | None,

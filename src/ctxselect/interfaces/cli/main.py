@@ -85,6 +85,16 @@ def mode_option(func: F) -> F:
     )(func)
 
 
+def check_budget(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
+    """Refuse a budget below the minimum as a usage error, with the MCP server's message."""
+    from ctxselect.sessions import check_budget as check  # the one bound both front ends use
+
+    try:
+        return check(value, None)
+    except CtxselectError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def progress_enabled() -> bool:
     """Progress bars only when a person watches stderr."""
     return sys.stderr.isatty()

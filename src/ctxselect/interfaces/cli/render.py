@@ -31,6 +31,15 @@ def _preview(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+_SHOWN_NAMES = 5
+
+
+def _first_few(names: Sequence[str]) -> str:
+    more = len(names) - _SHOWN_NAMES
+    tail = f" and {more} more (--json lists them all)" if more > 0 else ""
+    return ", ".join(names[:_SHOWN_NAMES]) + tail
+
+
 def index_report(report: IndexReport) -> str:
     """Summarise an ``index`` run in a few lines."""
     lines = [
@@ -39,10 +48,23 @@ def index_report(report: IndexReport) -> str:
         f"{report.unchanged} unchanged) in {report.seconds:.2f} s"
     ]
     if not report.rebuilt:
-        lines.append("nothing changed: no work done")
+        done = "compacted the changes an earlier write left pending" if report.compacted else ""
+        lines.append(f"nothing changed: {done or 'no work done'}")
     skipped = {k: v for k, v in report.skipped.items() if v}
     if skipped:
         lines.append("skipped: " + ", ".join(f"{v} {k}" for k, v in sorted(skipped.items())))
+    if report.unsupported_files:
+        names = _first_few(report.unsupported_files)
+        lines.append(f"unsupported (no loader for the file type): {names}")
+    if report.outside_links:
+        lines.append(
+            f"not followed: {len(report.outside_links)} symlink(s) leading outside the roots "
+            f"(--follow-symlinks reads them):"
+        )
+        shown = [f"{link} -> {target}" for link, target in report.outside_links]
+        lines.extend(f"  {line}" for line in shown[:_SHOWN_NAMES])
+        if len(shown) > _SHOWN_NAMES:
+            lines.append(f"  and {len(shown) - _SHOWN_NAMES} more (--json lists them all)")
     if report.unreadable:
         lines.append(f"could not read {len(report.unreadable)} file(s):")
         lines.extend(f"  {path}: {why}" for path, why in report.unreadable)
@@ -51,23 +73,35 @@ def index_report(report: IndexReport) -> str:
     return "\n".join(lines)
 
 
-def hits(ranked: Sequence[Hit]) -> str:
-    """One line per hit: rank, score, chunk id, tokens, a preview of the text."""
+def hits(ranked: Sequence[Hit], lines: Sequence[tuple[int, int]]) -> str:
+    """One line per hit: rank, score, chunk id, its lines, tokens, a preview of the text.
+
+    ``lines`` holds each hit's first and last line in its document (1-based).
+    """
     if not ranked:
         return "no chunk matches the query"
     return "\n".join(
-        f"{h.rank:>3}  {h.score:8.4f}  {h.chunk_id}  [{h.n_tokens} tok]  {_preview(h.text)}"
-        for h in ranked
+        f"{h.rank:>3}  {h.score:8.4f}  {h.chunk_id}  lines {first}-{last}  [{h.n_tokens} tok]  "
+        f"{_preview(h.text)}"
+        for h, (first, last) in zip(ranked, lines, strict=True)
     )
 
 
-def selection_summary(selection: Selection) -> str:
-    """One line (for stderr) on what the selection used and dropped."""
+def selection_summary(selection: Selection, lines: Sequence[tuple[int, int]]) -> str:
+    """What the selection used and dropped, then where each piece lies (for stderr).
+
+    ``lines`` holds each piece's first and last line in its document (1-based).
+    """
     line = (
         f"-- {len(selection.chunks)} piece(s), {selection.tokens_used}/{selection.budget} "
         f"tokens, {len(selection.dropped)} dropped"
     )
-    return f"{line}: {selection.note}" if selection.note else line
+    rows = [f"{line}: {selection.note}" if selection.note else line]
+    rows.extend(
+        f"   {c.doc_id} lines {first}-{last} (chars {c.start}-{c.end}), {c.tokens} tokens"
+        for c, (first, last) in zip(selection.chunks, lines, strict=True)
+    )
+    return "\n".join(rows)
 
 
 def explanations(items: Sequence[Explanation]) -> str:
@@ -99,50 +133,90 @@ def chunks(items: Sequence[Chunk]) -> str:
 
 
 def info(data: IndexInfo) -> str:
-    """Key: value lines describing an index."""
-    lines = [
-        f"index:          {data.index}",
-        f"documents:      {data.documents}",
-        f"chunks:         {data.chunks}",
-        f"tokens:         {data.tokens}",
-        f"disk:           {data.disk_bytes / 1e6:.2f} MB",
-        f"schema version: {data.schema_version}",
-        f"modes:          {', '.join(data.modes)}",
-        f"created:        {data.created}",
-        f"updated:        {data.updated}",
+    """``key = value`` lines describing an index: what it holds, its state, its settings.
+
+    Nested settings become dotted keys (``chunk.size = 512``); ``--json`` gives the
+    same values as :class:`IndexInfo`.
+    """
+    rows: list[tuple[str, object]] = [
+        ("index", data.index),
+        ("documents", data.documents),
+        ("chunks", data.chunks),
+        ("tokens", data.tokens),
+        ("disk", f"{data.disk_bytes / 1e6:.2f} MB"),
+        ("modes", ", ".join(data.modes)),
+        ("status", index_status(data)),
+        ("created", data.created),
+        ("updated", data.updated),
+        ("schema version", data.schema_version),
     ]
     dense = ("embedder", "fusion", "tuning")
-    lines.extend(
-        f"{key + ':':<15} {value}" for key, value in data.settings.items() if key not in dense
-    )
-    lines.extend(dense_settings(data.settings))
+    rows.extend((key, value) for key, value in data.settings.items() if key not in dense)
+    lines = [line for key, value in rows for line in _key_value_lines(key, value)]
+    lines.extend(f"{key} = {value}" for key, value in dense_settings(data.settings))
     return "\n".join(lines)
 
 
-def dense_settings(settings: Mapping[str, Any]) -> list[str]:
-    """Lines on the index's embedder, its hybrid fusion and the last tuning run."""
+def index_status(data: IndexInfo) -> str:
+    """Say "up to date", or how many chunk changes wait for compaction and what that means."""
+    pending = data.delta_rows + data.deleted_rows
+    if not pending:
+        return f"up to date (compacted {data.compacted})" if data.compacted else "up to date"
+    return (
+        f"{pending} change(s) pending compaction ({data.delta_rows} chunk(s) added, "
+        f"{data.deleted_rows} removed since {data.compacted or 'the last rebuild'}): bm25 and "
+        f"tfidf-sum results already equal a rebuild's; tfidf scores may differ until "
+        f"`ctxselect compact`"
+    )
+
+
+def _key_value_lines(key: str, value: object) -> list[str]:
+    """``key = value``, one line per leaf of a nested mapping (``chunk.size = 512``)."""
+    if isinstance(value, Mapping):
+        return [line for k, v in value.items() for line in _key_value_lines(f"{key}.{k}", v)]
+    return [f"{key} = {_scalar(value)}"]
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_scalar(v) for v in value)
+    return str(value)
+
+
+def dense_settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The index's embedder, its hybrid fusion and the last tuning run, as (key, value)."""
     embedder = settings.get("embedder")
     if not isinstance(embedder, dict):
-        return ["embedder:       none (dense and hybrid need `ctxselect index --embedder minilm`)"]
-    lines = [
-        f"embedder:       {embedder.get('name')} (model {embedder.get('model_id')}, "
-        f"{embedder.get('dim')} dims, ann threshold {int(embedder.get('ann_threshold', 0)):,} "
-        "chunks)"
+        return [("embedder", "none (dense and hybrid need `ctxselect index --embedder minilm`)")]
+    rows = [
+        (
+            "embedder",
+            f"{embedder.get('name')} (model {embedder.get('model_id')}, "
+            f"{embedder.get('dim')} dims, ann threshold "
+            f"{int(embedder.get('ann_threshold', 0)):,} chunks)",
+        )
     ]
     fusion = settings.get("fusion")
     spec = FuseSpec(**fusion) if isinstance(fusion, dict) else FuseSpec()
     state = "tuned" if isinstance(fusion, dict) else "untuned default: run `ctxselect tune`"
-    lines.append(f"fusion:         {spec.label()} ({state})")
+    rows.append(("fusion", f"{spec.label()} ({state})"))
     tuning = settings.get("tuning")
     if isinstance(tuning, dict):
         baselines = tuning.get("baselines") or {}
         versus = ", ".join(f"{name} {value:.4f}" for name, value in baselines.items())
-        lines.append(
-            f"tuning:         {tuning.get('metric')} {float(tuning.get('cv', 0.0)):.4f} out of "
-            f"sample vs {versus} on {tuning.get('n_queries')} queries "
-            f"({tuning.get('folds')} folds), {tuning.get('tuned')}"
+        rows.append(
+            (
+                "tuning",
+                f"{tuning.get('metric')} {float(tuning.get('cv', 0.0)):.4f} out of sample vs "
+                f"{versus} on {tuning.get('n_queries')} queries ({tuning.get('folds')} folds), "
+                f"{tuning.get('tuned')}",
+            )
         )
-    return lines
+    return rows
 
 
 def tuning_report(report: TuningReport, *, written: bool) -> str:
@@ -182,7 +256,8 @@ def eval_result(result: EvalResult) -> str:
     lines = [
         f"{result.corpus}: {result.documents} documents, {result.chunks} chunks, "
         f"mode {result.mode}, {result.n_queries} queries, {result.label_kind} labels, "
-        f"{result.level} level" + (f", embedder {result.embedder}" if result.embedder else ""),
+        f"{result.level} level, run {result.depth} deep"
+        + (f", embedder {result.embedder}" if result.embedder else ""),
     ]
     if result.budgets:
         lines.append(
