@@ -6,6 +6,9 @@ variable (``CTXSELECT_*``), the index manifest, the default below.
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +43,109 @@ DEFAULT_WATCH_INTERVAL = 2.0
 
 
 @dataclass(frozen=True, slots=True)
+class Bound:
+    """The valid values of one numeric setting, checked alike by the Python API and the CLI.
+
+    NaN and infinities are never valid: a non-finite BM25 k1, for one, makes every score
+    NaN or zero, so nothing matches and ``verify`` calls the index damaged.
+
+    Attributes:
+        what: The setting as messages name it, e.g. ``BM25 k1``.
+        low: Smallest valid value.
+        high: Largest valid value; None: no upper limit besides being finite.
+        whole: Only whole numbers (ints, not bools) are valid.
+        advice: How to choose a value, appended to the error message.
+        low_open: ``low`` itself is invalid (the value must be above it).
+    """
+
+    what: str
+    low: float
+    high: float | None
+    whole: bool = False
+    advice: str = ""
+    low_open: bool = False
+
+    def describe(self) -> str:
+        """Say the valid range, e.g. ``a finite number from 0 to 10``."""
+        kind = "a whole number" if self.whole else "a finite number"
+        low = self._show(self.low)
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {low}"
+        if self.low_open:
+            return f"{kind} above {low} and at most {self._show(self.high)}"
+        return f"{kind} from {low} to {self._show(self.high)}"
+
+    def _show(self, value: float) -> str:
+        return f"{int(value):,}" if self.whole else f"{value:g}"
+
+    def check(self, value: object) -> None:
+        """Raise ConfigError unless ``value`` is in range (and whole if it must be)."""
+        if not self.valid(value):
+            advice = f": {self.advice}" if self.advice else ""
+            raise ConfigError(f"{self.what} must be {self.describe()}, got {value!r}{advice}")
+
+    def valid(self, value: object) -> bool:
+        """Return True when ``value`` is in range (and whole if it must be)."""
+        if isinstance(value, bool):
+            return False
+        if self.whole:
+            try:
+                number: float = operator.index(value)  # type: ignore[arg-type]
+            except TypeError:
+                return False
+        else:
+            if not isinstance(value, numbers.Real):
+                return False
+            try:
+                number = float(value)
+            except OverflowError:  # an int too large for a float
+                return False
+            if not math.isfinite(number):
+                return False
+        above = number > self.low if self.low_open else number >= self.low
+        return above and (self.high is None or number <= self.high)
+
+
+# Lucene refuses a negative or non-finite k1 and a b outside [0, 1]; useful k1 values are
+# 0.5 to 3 (Robertson & Zaragoza 2009), so 10 leaves room for sweeps and nothing absurd.
+K1 = Bound("BM25 k1", 0.0, 10.0, advice="0.5 to 3 is usual (the default is 1.5)")
+B = Bound("BM25 b", 0.0, 1.0, advice="0 turns length normalisation off, 1 applies it fully")
+MAX_CHUNK_SIZE = 1_000_000
+"""Tokens (characters for ``paragraph``): far above any context window or embedder input."""
+CHUNK_SIZE = Bound(
+    "chunk size",
+    1,
+    MAX_CHUNK_SIZE,
+    whole=True,
+    advice="tokens (characters for paragraph); 128 to 2,048 is usual",
+)
+MAX_BUDGET = 100_000_000
+"""Tokens: fifty times the largest context window offered today."""
+BUDGET = Bound("budget", 0, MAX_BUDGET, whole=True, advice="a number of tokens, e.g. 2000")
+OVERLAP = Bound(
+    "chunk overlap", 0, MAX_CHUNK_SIZE - 1, whole=True, advice="tokens, smaller than the size"
+)
+K = Bound("k (number of hits)", 1, None, whole=True, advice="e.g. 10")
+RUN_DEPTH = Bound("run depth", 1, None, whole=True, advice="1000 is trec_eval's convention")
+MAX_BYTES = Bound("max bytes", 1, None, whole=True, advice="the size above which files are skipped")
+MAX_SECONDS = 7 * 24 * 3600.0
+"""A week: any wait or watch interval beyond it is a mistake, not a setting."""
+WAIT = Bound("wait", 0.0, MAX_SECONDS, advice="seconds to wait for another writer; 0 fails at once")
+WATCH_INTERVAL = Bound(
+    "watch interval", 0.0, MAX_SECONDS, low_open=True, advice="seconds between scans, e.g. 2"
+)
+PERMUTATIONS = Bound(
+    "permutations",
+    1,
+    10_000_000,
+    whole=True,
+    advice="random sign assignments of the randomization test; 10,000 is usual",
+)
+PORT = Bound("port", 1, 65_535, whole=True, advice="a free TCP port, e.g. 8000")
+SEED = Bound("seed", 0, 2**63 - 1, whole=True, advice="any whole number >= 0, e.g. 0")
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkSpec:
     """How documents are cut into chunks.
 
@@ -54,8 +160,11 @@ class ChunkSpec:
     tokenizer: str = DEFAULT_TOKENIZER
 
     def __post_init__(self) -> None:
-        if self.size < 1:
-            raise ConfigError(f"chunk size must be at least 1, got {self.size}")
+        CHUNK_SIZE.check(self.size)
+        if isinstance(self.overlap, bool) or not isinstance(self.overlap, int):
+            raise ConfigError(
+                f"chunk overlap must be a whole number of tokens, got {self.overlap!r}"
+            )
         if not 0 <= self.overlap < self.size:
             raise ConfigError(
                 f"chunk overlap must be >= 0 and smaller than the size {self.size}, "
@@ -77,10 +186,8 @@ class BM25Params:
     stopwords: bool = True
 
     def __post_init__(self) -> None:
-        if self.k1 < 0:
-            raise ConfigError(f"BM25 k1 must be >= 0, got {self.k1}")
-        if not 0.0 <= self.b <= 1.0:
-            raise ConfigError(f"BM25 b must be between 0 and 1, got {self.b}")
+        K1.check(self.k1)
+        B.check(self.b)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +201,7 @@ class BudgetSpec:
     merge: bool = True
 
     def __post_init__(self) -> None:
-        if self.budget < 0:
-            raise ConfigError(f"budget must be a number of tokens >= 0, got {self.budget}")
+        BUDGET.check(self.budget)
 
 
 def env_or(name: str, default: str | None = None) -> str | None:
@@ -124,6 +230,13 @@ DEFAULT_ANN_THRESHOLD = 50_000
 # Measured (tuning CV, nDCG@10): depth 1000 beat 100 by 0.002 on SciFact, 0.006 on NFCorpus.
 DEFAULT_FUSE_DEPTH = 1000
 DEFAULT_MMR_LAMBDA = 0.7
+FUSE_K = Bound(
+    "fusion k", 0.0, 1_000_000.0, low_open=True, advice="RRF's rank constant; 60 is usual"
+)
+FUSE_WEIGHT = Bound(
+    "fusion weight", 0.0, 1.0, advice="the dense side's share: 0 keyword only, 1 dense only"
+)
+FUSE_DEPTH = Bound("fusion depth", 1, None, whole=True, advice=f"e.g. {DEFAULT_FUSE_DEPTH}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +260,9 @@ class FuseSpec:
     depth: int = DEFAULT_FUSE_DEPTH
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int | float) or self.k <= 0:
-            raise ConfigError(f"fusion k must be a number > 0 (60 is usual), got {self.k!r}")
-        if isinstance(self.weight, bool) or not isinstance(self.weight, int | float):
-            raise ConfigError(f"fusion weight must be a number from 0 to 1, got {self.weight!r}")
-        if not 0.0 <= self.weight <= 1.0:
-            raise ConfigError(f"fusion weight must be from 0 to 1, got {self.weight}")
-        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
-            raise ConfigError(f"fusion depth must be a whole number >= 1, got {self.depth!r}")
+        FUSE_K.check(self.k)
+        FUSE_WEIGHT.check(self.weight)
+        FUSE_DEPTH.check(self.depth)
 
     def label(self) -> str:
         """Describe the spec in one short line, e.g. ``convex zscore w=0.60``."""

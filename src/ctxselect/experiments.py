@@ -64,6 +64,7 @@ LAB_BUDGET_CHUNK_CHARS = 1600
 LAB_MODE = "tfidf"  # the chapter's scorer
 LAB_PACKER = "greedy"  # the chapter fills greedily
 LAB_TOKENIZER = "chars4"  # the chapter's estimate
+DEFAULT_RUN_DEPTH = _eval.DEFAULT_RUN_DEPTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,7 @@ class EvalResult:
     spans_beyond_text: int = 0
     per_query_path: str = ""
     embedder: str = ""
+    depth: int = DEFAULT_RUN_DEPTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +164,7 @@ def evaluate_corpus(
     per_query_out: str | os.PathLike[str] | None = None,
     progress: bool = False,
     embedder: _embed.Embedder | str | None = None,
+    depth: int | None = None,
 ) -> EvalResult:
     """Index ``corpus`` (or reuse its index), run every query, and score the run.
 
@@ -190,10 +193,13 @@ def evaluate_corpus(
         progress: Progress bars on stderr.
         embedder: Embed the chunks for the ``dense`` and ``hybrid`` modes: a name
             (``minilm``, ``hash``) or an embedder; default: the index's own, if any.
+        depth: Documents (chunks at chunk level) retrieved per query, scored and written
+            to ``run_out``; default 1000 (trec_eval's convention), or the largest metric
+            ``k`` if deeper.
 
     Raises:
-        ConfigError: A metric, level, packer or format is invalid, or a mode needs an
-            embedder and the index has none.
+        ConfigError: A metric, level, packer or format is invalid, ``depth`` is below
+            the largest metric ``k``, or a mode needs an embedder and the index has none.
         InputError: An input file is malformed, or no query has a relevant document.
     """
     _eval.check_level(level)
@@ -203,7 +209,7 @@ def evaluate_corpus(
         _budget.check_budget(value)
     _budget.PACKERS.check(packer)
     _budget.FORMATS.check(format)
-    depth = max((spec.k for spec in ranking), default=1)
+    depth = _eval.run_depth(depth, ranking)
     folder = os.fspath(index) if index else default_eval_index(corpus)
     if isinstance(embedder, str) and embedder != NO_EMBEDDER:
         embedder = _embed.make_embedder(embedder)  # one model for the chunks and the queries
@@ -254,6 +260,7 @@ def evaluate_corpus(
         spans_beyond_text=labeled.spans_beyond_text,
         per_query_path=os.fspath(per_query_out) if per_query_out else "",
         embedder=str((idx.manifest.get("embedder") or {}).get("model_id", "")),
+        depth=depth,
     )
 
 

@@ -72,7 +72,12 @@ def test_unknown_tokenizer_lists_the_valid_tokenizers() -> None:
 
 @pytest.mark.parametrize(
     ("size", "overlap", "match"),
-    [(0, 0, "size must be at least 1"), (-5, 0, "size"), (8, 8, "overlap"), (8, -1, "overlap")],
+    [
+        (0, 0, "size must be a whole number from 1"),
+        (-5, 0, "size"),
+        (8, 8, "overlap"),
+        (8, -1, "overlap"),
+    ],
 )
 def test_chunk_spec_rejects_bad_size_and_overlap(size: int, overlap: int, match: str) -> None:
     with pytest.raises(ConfigError, match=match):

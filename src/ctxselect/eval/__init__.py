@@ -99,7 +99,7 @@ from ctxselect.eval.results import (
     labels_hash,
     read_results,
 )
-from ctxselect.eval.run_io import read_trec_run, write_trec_run
+from ctxselect.eval.run_io import DEFAULT_RUN_DEPTH, read_trec_run, run_depth, write_trec_run
 from ctxselect.eval.summary import (
     CHUNK_STATS,
     MEAN_CHUNK_TOKENS,
@@ -125,6 +125,7 @@ __all__ = [
     "DEFAULT_EPSILON",
     "DEFAULT_METRICS",
     "DEFAULT_PERMUTATIONS",
+    "DEFAULT_RUN_DEPTH",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "GRID_KEYS",
@@ -211,6 +212,7 @@ __all__ = [
     "relevant_tokens_share",
     "render_html",
     "render_table",
+    "run_depth",
     "score_selection",
     "session_cost",
     "size_points",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ctxselect.config import PERMUTATIONS, SEED
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.evaluate import evaluate
 from ctxselect.eval.metrics import parse_metrics
@@ -78,7 +79,7 @@ def randomization_test(
 
     Raises:
         ConfigError: The sequences differ in length or are empty, or ``permutations``
-            is not >= 1.
+            or ``seed`` is out of range (``config.PERMUTATIONS``, ``config.SEED``).
     """
     import numpy as np
 
@@ -86,8 +87,8 @@ def randomization_test(
         raise ConfigError(
             f"a paired test needs two equally long, non-empty lists, got {len(a)} and {len(b)}"
         )
-    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
-        raise ConfigError(f"permutations must be a whole number >= 1, got {permutations!r}")
+    PERMUTATIONS.check(permutations)
+    SEED.check(seed)  # numpy refuses a negative seed with a traceback
     diffs = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     observed = abs(float(diffs.mean()))
     rng = np.random.default_rng(seed)

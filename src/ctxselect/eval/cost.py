@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ctxselect.config import BUDGET
 from ctxselect.errors import ConfigError
 
 DEFAULT_TURNS = 10
@@ -91,6 +92,7 @@ def session_cost(
         ConfigError: ``budget`` or ``knee`` is not a whole number >= 0, ``turns`` is not
             >= 1, or ``cache_factor`` is outside [0, 1].
     """
+    BUDGET.check(budget)
     budget = _whole(budget, "budget", 0)
     turns = _whole(turns, "turns", 1)
     cache_factor = check_cache_factor(cache_factor)
@@ -100,6 +102,7 @@ def session_cost(
     surplus = None
     if knee is not None:
         knee = _whole(knee, "knee", 0)
+        BUDGET.check(knee)
         surplus = round(max(0, budget - knee) * factor, 6)
     return SessionCost(budget, turns, cache_factor, round(factor, 12), billed, knee, surplus)
 

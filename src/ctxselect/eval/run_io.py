@@ -16,13 +16,19 @@ for bit. The rank column is our rank.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from ctxselect.errors import InputError
+from ctxselect.config import RUN_DEPTH
+from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval._files import PathLike, line_error, read_lines
+from ctxselect.eval.metrics import MetricSpec
 from ctxselect.eval.qrels_io import check_token
 from ctxselect.eval.ranking import rank, strictly_decreasing
 from ctxselect.types import Run
 
+DEFAULT_RUN_DEPTH = 1000
+"""Documents (or chunks) per query in an eval run: trec_eval's convention, so MAP and
+recall computed from a written run are the standard ones."""
 _RUN_EXPECTED = "6 whitespace-separated fields 'qid Q0 docid rank score tag' (score a number)"
 
 
@@ -94,3 +100,23 @@ def write_trec_run(
             lines.append(f"{qid} Q0 {doc_id} {position} {score!r} {tag}\n")
     with open(path, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
+
+
+def run_depth(depth: int | None, ranking: Sequence[MetricSpec]) -> int:
+    """How deep an eval run goes: ``depth``, by default 1000 or the largest metric k.
+
+    Raises:
+        ConfigError: ``depth`` is not a whole number >= 1, or it is below the largest
+            ``k`` of the ranking metrics (those would be computed on a cut-off run).
+    """
+    deepest = max((spec.k for spec in ranking), default=1)
+    if depth is None:
+        return max(DEFAULT_RUN_DEPTH, deepest)
+    RUN_DEPTH.check(depth)
+    if depth < deepest:
+        worst = max(ranking, key=lambda spec: spec.k)
+        raise ConfigError(
+            f"run depth {depth} is shallower than {worst}: that metric would be computed on "
+            f"a cut-off run; pass a depth of at least {deepest} (default {DEFAULT_RUN_DEPTH})"
+        )
+    return depth

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ctxselect import api, indexing, watching
+from ctxselect import api, config, indexing, watching
 from ctxselect.config import (
     DEFAULT_ANN_THRESHOLD,
     DEFAULT_CHUNK_SIZE,
@@ -23,6 +23,7 @@ from ctxselect.config import (
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import (
     F,
+    check_budget,
     choices,
     cli,
     emit_json,
@@ -32,7 +33,13 @@ from ctxselect.interfaces.cli.main import (
     progress_enabled,
     to_jsonable,
 )
-from ctxselect.interfaces.cli.store import info_extra, report_extra, wait_option
+from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.store import (
+    follow_symlinks_option,
+    report_extra,
+    wait_option,
+)
+from ctxselect.sessions import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
 from ctxselect.types import IndexReport
 
 DENSE_EXTRA = "pip install 'ctxselect[dense]'"
@@ -87,11 +94,13 @@ def chunk_options(func: F) -> F:
     )(func)
     func = click.option(
         "--size",
-        type=int,
+        type=number(config.CHUNK_SIZE),
         default=None,
         help=f"Chunk size: tokens, or characters for paragraph (default {DEFAULT_CHUNK_SIZE}).",
     )(func)
-    func = click.option("--overlap", type=int, default=None, help="Overlap in tokens.")(func)
+    func = click.option(
+        "--overlap", type=number(config.OVERLAP), default=None, help="Overlap in tokens."
+    )(func)
     return click.option(
         "--tokenizer", default=None, help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER})."
     )(func)
@@ -116,9 +125,14 @@ def chunk_spec(
 @click.argument("paths", nargs=-1, type=click.Path())
 @index_option
 @chunk_options
-@click.option("--k1", type=float, default=None, help="BM25 k1 (default 1.5).")
-@click.option("--b", "b", type=float, default=None, help="BM25 b (default 0.75).")
-@click.option("--max-bytes", type=int, default=api.DEFAULT_MAX_BYTES, help="Skip larger files.")
+@click.option("--k1", type=number(config.K1), default=None, help="BM25 k1, 0-10 (default 1.5).")
+@click.option("--b", "b", type=number(config.B), default=None, help="BM25 b, 0-1 (default 0.75).")
+@click.option(
+    "--max-bytes",
+    type=number(config.MAX_BYTES),
+    default=api.DEFAULT_MAX_BYTES,
+    help="Skip larger files.",
+)
 @click.option(
     "--embedder",
     default=None,
@@ -135,10 +149,11 @@ def chunk_spec(
     help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
     f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
 )
+@follow_symlinks_option
 @click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
 @click.option(
     "--interval",
-    type=float,
+    type=number(config.WATCH_INTERVAL),
     default=DEFAULT_WATCH_INTERVAL,
     show_default=True,
     metavar="SECONDS",
@@ -158,6 +173,7 @@ def index(
     max_bytes: int,
     embedder: str | None,
     ann_threshold: int | None,
+    follow_symlinks: bool,
     watch: bool,
     interval: float,
     wait: float,
@@ -180,6 +196,7 @@ def index(
         "max_bytes": max_bytes,
         "embedder": embedder,
         "ann_threshold": ann_threshold,
+        "follow_symlinks": follow_symlinks,
         "progress": progress_enabled(),
         "wait": wait,
     }
@@ -202,7 +219,9 @@ def index(
 
 @cli.command()
 @click.argument("query")
-@click.option("-k", "k", type=int, default=DEFAULT_K, show_default=True, help="Hits to return.")
+@click.option(
+    "-k", "k", type=number(config.K), default=DEFAULT_K, show_default=True, help="Hits to return."
+)
 @mode_option
 @mmr_option
 @rerank_option
@@ -224,17 +243,25 @@ def search(
     """
     with api.open_index(index) as idx:
         hits = idx.rank(query, k, mode, mmr=mmr, rerank_model=rerank_model)
-    emit_json(hits) if as_json else click.echo(render.hits(hits))
+        lines = [] if as_json else line_ranges(idx, [(h.doc_id, h.start, h.end) for h in hits])
+    emit_json(hits) if as_json else click.echo(render.hits(hits, lines))
 
 
 @cli.command()
 @click.argument("query")
-@click.option("--budget", type=int, required=True, help="Token budget, framing included.")
+@click.option(
+    "--budget",
+    type=int,
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    callback=check_budget,
+    help=f"Token budget, framing included (at least {MIN_BUDGET}, as in MCP select_context).",
+)
 @click.option("--packer", default=DEFAULT_PACKER, show_default=True, help=choices("packer") + ".")
 @click.option(
     "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
 )
-@click.option("-k", "k", type=int, default=None, help="Ranked chunks to consider.")
+@click.option("-k", "k", type=number(config.K), default=None, help="Ranked chunks to consider.")
 @mode_option
 @mmr_option
 @click.option(
@@ -273,17 +300,21 @@ def select(
             rerank_model=rerank_model,
         )
         context = idx.render(selection, fmt)
+        spans = [(c.doc_id, c.start, c.end) for c in selection.chunks]
+        lines = [] if as_json else line_ranges(idx, spans)
     if as_json:
         emit_json(selection)
         return
     click.echo(context, nl=False)
-    click.echo(render.selection_summary(selection), err=True)
+    click.echo(render.selection_summary(selection, lines), err=True)
 
 
 @cli.command()
 @click.argument("query")
 @click.option("--chunk-id", default=None, help="Chunk to explain (default: the top K hits).")
-@click.option("-k", "k", type=int, default=3, show_default=True, help="Hits to explain.")
+@click.option(
+    "-k", "k", type=number(config.K), default=3, show_default=True, help="Hits to explain."
+)
 @mode_option
 @index_option
 @json_option
@@ -326,4 +357,4 @@ def info(index: str | None, as_json: bool) -> None:
     """Show what an index holds and how it was built."""
     with api.open_index(index) as idx:
         data = idx.info()
-    emit_json(data) if as_json else click.echo(f"{render.info(data)}\n{info_extra(data)}")
+    emit_json(data) if as_json else click.echo(render.info(data))

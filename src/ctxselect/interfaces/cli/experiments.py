@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ctxselect import experiments, sweeps
+from ctxselect import config, experiments, sweeps
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.commands import (
@@ -14,16 +14,9 @@ from ctxselect.interfaces.cli.commands import (
     embedder_choices,
 )
 from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
+from ctxselect.interfaces.cli.numbers import number, number_list
 
-
-def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
-    """Parse "400,800,1600" into integers, with a usage error on bad input."""
-    if value is None:
-        return ()
-    try:
-        return tuple(int(part) for part in value.split(",") if part.strip())
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated whole numbers, got {value!r}") from None
+budget_list = number_list(config.BUDGET)
 
 
 LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged directly."
@@ -57,7 +50,7 @@ def in_memory_embedder_help(what: str) -> str:
     help="Comma-separated name@k, and budget metrics such as recall@2000t.",
 )
 @click.option(
-    "--budgets", callback=int_list, default=None, help="Token budgets, e.g. 500,1000,2000."
+    "--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 500,1000,2000."
 )
 @click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
 @click.option(
@@ -79,6 +72,14 @@ def in_memory_embedder_help(what: str) -> str:
 )
 @click.option("--run-out", type=click.Path(), default=None, help="Write the TREC run here.")
 @click.option(
+    "--depth",
+    type=number(config.RUN_DEPTH),
+    default=None,
+    help=f"Documents (chunks with --level chunk) per query in the run that is scored and "
+    f"written (default {experiments.DEFAULT_RUN_DEPTH}, trec_eval's convention, or the "
+    f"largest k of --metrics if deeper).",
+)
+@click.option(
     "--per-query", type=click.Path(), default=None, help="Write per-query values (JSONL) here."
 )
 @chunk_options
@@ -97,6 +98,7 @@ def eval_cmd(
     index: str | None,
     embedder: str | None,
     run_out: str | None,
+    depth: int | None,
     per_query: str | None,
     chunker: str | None,
     size: int | None,
@@ -123,6 +125,7 @@ def eval_cmd(
         index=index,
         chunk=chunk_spec(chunker, size, overlap, tokenizer),
         run_out=run_out,
+        depth=depth,
         per_query_out=per_query,
         progress=progress_enabled(),
         embedder=embedder,
@@ -133,11 +136,16 @@ def eval_cmd(
 @cli.command()
 @click.option("--corpus", required=True, type=click.Path(), help="Folder of documents.")
 @click.option("--queries", required=True, type=click.Path(), help='JSONL of {"query", "label"}.')
-@click.option("--sizes", callback=int_list, default=None, help="Chunk sizes in characters.")
-@click.option("--budgets", callback=int_list, default=None, help="Budgets in tokens.")
+@click.option(
+    "--sizes",
+    callback=number_list(config.CHUNK_SIZE),
+    default=None,
+    help="Chunk sizes in characters.",
+)
+@click.option("--budgets", callback=budget_list, default=None, help="Budgets in tokens.")
 @click.option(
     "--budget-chunk-chars",
-    type=int,
+    type=number(config.CHUNK_SIZE),
     default=experiments.LAB_BUDGET_CHUNK_CHARS,
     show_default=True,
     help="Chunk size of the budget table.",
@@ -215,7 +223,7 @@ def lab(
     help=f"Comma-separated: {choices('mode')} (dense and hybrid need --embedder).",
 )
 @click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
-@click.option("--budgets", callback=int_list, default=None, help="Token budgets, e.g. 250,500.")
+@click.option("--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 250,500.")
 @click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
 @click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
 @click.option(
@@ -324,7 +332,7 @@ def sweep(
 
 
 @cli.command()
-@click.option("--budget", type=int, required=True, help="Tokens selected (B).")
+@click.option("--budget", type=number(config.BUDGET), required=True, help="Tokens selected (B).")
 @click.option(
     "--turns",
     type=int,
@@ -339,7 +347,9 @@ def sweep(
     show_default=True,
     help="Price of a re-sent token: 0.1 cached, 1.0 uncached.",
 )
-@click.option("--knee", type=int, default=None, help="Knee of the budget sweep (surplus).")
+@click.option(
+    "--knee", type=number(config.BUDGET), default=None, help="Knee of the budget sweep (surplus)."
+)
 @json_option
 def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json: bool) -> None:
     """Print the tokens a selection is billed over a session: B x (1 + (T - 1) x c).
@@ -365,7 +375,11 @@ def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json
     help="Random sign assignments per metric.",
 )
 @click.option(
-    "--seed", type=int, default=experiments.DEFAULT_SEED, show_default=True, help="Random seed."
+    "--seed",
+    type=number(config.SEED),
+    default=experiments.DEFAULT_SEED,
+    show_default=True,
+    help="Random seed.",
 )
 @json_option
 def compare(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
+from ctxselect import config
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.store import wait_option
 from ctxselect.tuning import DEFAULT_FOLDS, DEFAULT_METRIC, tune_index
 
@@ -30,7 +32,13 @@ from ctxselect.tuning import DEFAULT_FOLDS, DEFAULT_METRIC, tune_index
     show_default=True,
     help="Cross-validation folds (2 to the number of labeled queries).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fold assignment.")
+@click.option(
+    "--seed",
+    type=number(config.SEED),
+    default=0,
+    show_default=True,
+    help="Seed of the fold assignment.",
+)
 @click.option(
     "--metric",
     default=DEFAULT_METRIC,
