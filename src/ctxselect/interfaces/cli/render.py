@@ -52,7 +52,10 @@ def index_report(report: IndexReport) -> str:
         lines.append(f"nothing changed: {done or 'no work done'}")
     skipped = {k: v for k, v in report.skipped.items() if v}
     if skipped:
-        lines.append("skipped: " + ", ".join(f"{v} {k}" for k, v in sorted(skipped.items())))
+        lines.append(
+            "skipped: "
+            + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(skipped.items()))
+        )
     if report.unsupported_files:
         names = _first_few(report.unsupported_files)
         lines.append(f"unsupported (no loader for the file type): {names}")
