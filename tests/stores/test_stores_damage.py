@@ -4,7 +4,10 @@ store cannot account for; and an index on read-only media can be searched."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -182,6 +185,40 @@ def test_a_read_only_connection_never_writes(built):
         conn.execute("PRAGMA journal_mode=DELETE").fetchone()
         conn.execute("DELETE FROM chunks")
     conn.close()
+
+
+@pytest.fixture
+def read_only_mount(tmp_path: Path):
+    """A read-only bind mount of a folder (a real read-only file system, root included)."""
+    source, mount = tmp_path / "source", tmp_path / "ro"
+    source.mkdir()
+    mount.mkdir()
+    yield source, mount
+    subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+
+
+def test_an_index_on_a_read_only_file_system_is_searched_and_writes_say_why(built, read_only_mount):
+    docs, index = built
+    source, mount = read_only_mount
+    shutil.copytree(index, source / "ix")
+    with cs.open_index(index) as idx:
+        expected = idx.search("clock reset")
+    done = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(source), str(mount)], capture_output=True, text=True
+    )
+    if done.returncode != 0:  # needs root (CI runs as root): say so, never pass silently
+        reason = f"a read-only bind mount needs root: {done.stderr.strip()}"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    ro = mount / "ix"
+    before = sorted(p.name for p in ro.iterdir())
+    with cs.open_index(ro) as idx:
+        assert idx.search("clock reset") == expected
+    assert cs.verify_index(ro).ok
+    message = _fails("add", str(docs / "n1.md"), "--index", str(ro))
+    assert "cannot write index" in message and "read-only file system" in message
+    assert sorted(p.name for p in ro.iterdir()) == before
 
 
 def _with_changes(docs: Path, index: Path) -> None:

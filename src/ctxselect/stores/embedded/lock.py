@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ctxselect.errors import IndexLockedError
+from ctxselect.errors import IndexLockedError, IndexWriteError
 
 LOCK_NAME = "write.lock"
 _POLL_SECONDS = 0.05
@@ -111,8 +111,21 @@ class WriterLock:
         return self._fd is not None
 
     def acquire(self) -> None:
-        """Take the lock, waiting up to ``wait`` seconds; raise IndexLockedError if busy."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Take the lock, waiting up to ``wait`` seconds; raise IndexLockedError if busy.
+
+        Raises:
+            IndexLockedError: Another process holds the lock.
+            IndexWriteError: The folder cannot be written (read-only media, permissions).
+        """
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise IndexWriteError(
+                f"cannot write index {self.folder} ({reason.lower()}): searches still work; "
+                f"to change the index, copy the folder to a writable place or fix its "
+                f"permissions, then run the command again"
+            ) from exc
         deadline = time.monotonic() + max(0.0, self.wait)
         while not _try_lock(fd):
             if time.monotonic() >= deadline:
