@@ -7,9 +7,11 @@ For SciFact, NFCorpus and Cranfield (``$CTXSELECT_DATASETS`` or ../shared/datase
    next to the published BM25 nDCG@10 figures.
 2. ``run_sweep``: tokens chunker at 128/256/512 tokens and paragraph chunker at
    800/1600/3200 characters × bm25 × skip × budgets 250–8,000 tokens, all test queries;
-   the knee (ε = 0.01) per configuration and overall. The default configuration and the
-   overall one are then swept on to 16,000 and 32,000 tokens (the finished budgets are
-   reused), so recall at four times the knee is measured, not extrapolated.
+   recall@Bt (fraction of relevant documents selected), hit@Bt, the knee per
+   configuration and overall (δ from the cost model, see ctxselect.eval.knee). The
+   default configuration and the overall one are then swept on to 64,000 tokens (the
+   finished budgets are reused): recall at four times the knee is measured, not
+   extrapolated, and the knee of the 250–64,000 sweep is compared with the 250–8,000 one.
 3. ``run_lab`` on the documentation in docs/ with docs/queries.jsonl.
 
 Prints JSON lines and markdown; ``--write-docs`` replaces the eval-results section of
@@ -43,7 +45,7 @@ PUBLISHED = {  # BM25 nDCG@10: BEIR paper / Anserini flat / bm25s
     "cranfield": "-",
 }
 BUDGETS = (250, 500, 1000, 2000, 4000, 8000)
-EXTENDED = (16000, 32000)
+EXTENDED = (16000, 32000, 64000)
 SIZES = ("tokens:128,256,512", "paragraph:800,1600,3200")
 DEFAULT_CONFIG = "tokens-512/bm25/skip"
 DOCS = REPO / "docs" / "benchmarks.md"
@@ -85,9 +87,8 @@ def quality(name: str, folder: Path, work: Path) -> list[dict[str, Any]]:
 
 
 def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
-    """The budget sweep, its knees, and recall at 4x the knee from an extended sweep."""
+    """The budget sweep, its knees, and the knees of an extended sweep to 64,000 tokens."""
     from ctxselect import sweeps
-    from ctxselect.eval import find_knee
 
     inputs = {
         "corpus": folder / "corpus.jsonl",
@@ -106,6 +107,7 @@ def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
     )
     seconds = time.perf_counter() - started
     extended: dict[str, dict[int, float]] = {}
+    wide_knees: dict[str, Any] = {}
     (out / f"{name}-extended").mkdir(parents=True, exist_ok=True)
     # the extension reuses every finished budget: same keys, rows copied over
     shutil.copy(out / name / "results.jsonl", out / f"{name}-extended" / "results.jsonl")
@@ -125,9 +127,9 @@ def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
             plots=False,
         )
         extended[label] = {p.budget: p.recall for p in more.curves[0].points}
+        wide_knees[label] = more.curves[0].knee
     configs = []
     for curve in report.curves:
-        points = [(p.budget, p.recall) for p in curve.points]
         recalls = {**{p.budget: p.recall for p in curve.points}, **extended.get(curve.label, {})}
         sizes = next(
             s
@@ -141,12 +143,14 @@ def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
             "ndcg@10": sizes.metrics["ndcg@10"],
             "top1": sizes.metrics["hit@1"],
             "recalls": recalls,
+            "hit_8000": curve.points[-1].hit,
             "extended": curve.label in extended,
             "per_1k_4000_8000": curve.points[-1].per_1k_tokens,
+            "delta": curve.knee.delta,
         }
-        for eps in (0.01, 0.05):
-            knee = find_knee(points, eps)
-            row[f"knee@{eps}"] = {
+        knees = {"knee": curve.knee, "knee_64k": wide_knees.get(curve.label)}
+        for key, knee in knees.items():
+            row[key] = knee and {
                 "budget": knee.budget,
                 "at_edge": knee.at_edge,
                 "recall": knee.recall,
@@ -211,52 +215,56 @@ def sweep_section(name: str, result: dict[str, Any]) -> list[str]:
         "",
         "| configuration | chunks | top-1 | nDCG@10 | "
         + " | ".join(f"R@{b:,}" for b in BUDGETS)
-        + " | R/1k tok 4k→8k | knee | R@knee | R@4×knee |",
-        "|---|---:|---:|---:|" + "---:|" * len(BUDGETS) + "---:|---:|---:|---:|",
+        + " | H@8,000 | R/1k tok 4k→8k | knee | R@knee | R@4×knee |",
+        "|---|---:|---:|---:|" + "---:|" * len(BUDGETS) + "---:|---:|---:|---:|---:|",
     ]
     for c in result["configs"]:
         recalls = " | ".join(f"{c['recalls'][b]:.3f}" for b in BUDGETS)
         lines.append(
             f"| {c['configuration']} | {c['chunks']:,} | {c['top1']:.3f} | "
-            f"{c['ndcg@10']:.4f} | {recalls} | {c['per_1k_4000_8000']:+.4f} | "
-            f"{_knee_cells(c['knee@0.01'])} |"
+            f"{c['ndcg@10']:.4f} | {recalls} | {c['hit_8000']:.3f} | "
+            f"{c['per_1k_4000_8000']:+.4f} | {_knee_cells(c['knee'])} |"
         )
     knee = report.recommended
     lines += [
         "",
-        f"Overall (ε = 0.01): {knee.budget:,} tokens{'*' if knee.at_edge else ''}, "
-        f"the knee of {report.recommended_configuration} (recall {knee.recall:.4f}).",
+        f"Overall (δ = {knee.delta:.3f} recall per 1,000 tokens): "
+        f"{report.recommended_configuration} at {knee.budget:,} tokens"
+        f"{'*' if knee.at_edge else ''} (recall {knee.recall:.4f}). "
+        + " ".join(f"{line}." for line in report.trade_offs),
         "",
-        "Default and overall configurations, swept on to 16,000 and 32,000 tokens:",
+        "Default and overall configurations, swept on to 64,000 tokens:",
         "",
-        "| configuration | R@16,000 | R@32,000 | knee ε=0.01 | R@knee | R@4×knee | "
-        "knee ε=0.05 | R@knee | R@4×knee |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| configuration | R@16,000 | R@32,000 | R@64,000 | knee 250–8,000 | "
+        "knee 250–64,000 | R@knee | R@4×knee |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in result["configs"]:
         if c["extended"]:
+            narrow, wide = c["knee"], c["knee_64k"]
             lines.append(
-                f"| {c['configuration']} | {c['recalls'][16000]:.4f} | "
-                f"{c['recalls'][32000]:.4f} | {_knee_cells(c['knee@0.01'])} | "
-                f"{_knee_cells(c['knee@0.05'])} |"
+                f"| {c['configuration']} | "
+                + " | ".join(f"{c['recalls'][b]:.4f}" for b in EXTENDED)
+                + f" | {narrow['budget']:,}{'*' if narrow['at_edge'] else ''} | "
+                f"{_knee_cells(wide)} |"
             )
     return lines
 
 
 def knee_summary(sweeps_by_name: dict[str, Any]) -> list[str]:
-    """One paragraph: where the knees fell at ε = 0.01 and 0.05, and the marginal recall."""
+    """One paragraph: where the knees fell, and whether they stood still to 64,000."""
     configs = [c for result in sweeps_by_name.values() for c in result["configs"]]
     if not configs:
         return []
-    edge = sum(1 for c in configs if c["knee@0.01"]["at_edge"])
-    loose = sorted({c["knee@0.05"]["budget"] for c in configs})
-    gains = [c["per_1k_4000_8000"] for c in configs]
+    edge = sum(1 for c in configs if c["knee"]["at_edge"])
+    extended = [c for c in configs if c["extended"]]
+    same = sum(1 for c in extended if c["knee"]["budget"] == c["knee_64k"]["budget"])
+    knees = sorted({c["knee"]["budget"] for c in configs})
     return [
-        f"Reading: at ε = 0.01, {edge} of {len(configs)} knees sit at the largest budget "
-        f"swept (8,000 tokens): from 4,000 to 8,000 tokens recall@Bt still gains "
-        f"{min(gains) * 100:.2f} to {max(gains) * 100:.2f} points per 1,000 tokens, so "
-        "recall is within 0.01 of its best only at the end of the sweep. At ε = 0.05 the "
-        f"knees fall at {', '.join(f'{b:,}' for b in loose)} tokens.",
+        f"Reading: {len(configs) - edge} of {len(configs)} knees lie inside the 250–8,000 "
+        f"sweep (at {', '.join(f'{b:,}' for b in knees)} tokens), {edge} at its edge. Of "
+        f"the {len(extended)} configurations swept on to 64,000 tokens, {same} keep the "
+        "same knee.",
         "",
     ]
 
@@ -283,14 +291,16 @@ def docs_section(
         f"Tokens chunker at 128/256/512 tokens and paragraph chunker at 800/1600/3200 "
         f"characters, bm25, skip packer, budgets {', '.join(f'{b:,}' for b in BUDGETS)} "
         "tokens (cl100k, markdown framing included), every test query. R@B is recall@Bt, "
-        "the share of queries with a relevant document in the selection made under B "
-        "tokens, exactly as `ctxselect select` makes it; R/1k tok is the recall gained per "
-        "1,000 tokens from 4,000 to 8,000. The knee is the smallest budget whose recall@Bt "
-        "is within ε of the best recall@Bt of that configuration in the sweep (* = the "
-        "largest budget swept: recall was still rising); overall, the smallest knee among "
-        "configurations whose best recall is within ε of the best of all. R@4×knee is "
-        "measured (the default and overall configurations are swept on to 32,000 tokens, "
-        "reusing the finished budgets), - where not measured. Paragraph chunks equal whole "
+        "the mean fraction of a query's relevant documents in the selection made under B "
+        "tokens, exactly as `ctxselect select` makes it; H@8,000 is hit@8000t, the share of "
+        "queries with at least one; R/1k tok is the recall gained per 1,000 tokens from "
+        "4,000 to 8,000. δ = 0.02 × (1 + (10 − 1) × 0.1) = 0.038 recall per 1,000 tokens "
+        "(T = 10 turns, cache factor 0.1). The knee is the smallest swept budget whose step "
+        "to the next swept budget gains less than δ per 1,000 tokens on an isotonic fit of "
+        "the curve (* = no such step: at the edge); overall, the configuration with the "
+        "highest recall at its knee (within 0.01: fewer tokens). R@4×knee is measured (the "
+        "default and overall configurations are swept on to 64,000 tokens, reusing the "
+        "finished budgets), - where not measured. Paragraph chunks equal whole "
         "documents here: BEIR abstracts have no blank lines. Each sweep also writes a "
         "report folder (results.jsonl, tables.txt, plots, report.html). The same sweep "
         "from the command line:",

@@ -72,10 +72,11 @@ class EvalResult:
     """Metrics of one retrieval mode on a labeled corpus (``ctxselect eval``).
 
     ``metrics`` holds ranking metrics (``ndcg@10``) and, for each budget, the budget
-    metrics (``recall@2000t``, ``relevant-tokens@2000t``, ``tokens_used@2000t``,
-    ``chunks@2000t``). ``embedder`` is the model id of the index's dense vectors ("" when
-    it has none). ``excluded_no_relevant`` counts queries left out because nothing
-    judged for them is relevant; ``unknown_queries_in_qrels`` judged queries missing from
+    metrics (``recall@2000t``: fraction of relevant documents selected, ``hit@2000t``:
+    answer in context, ``relevant-tokens@2000t``, ``tokens_used@2000t``, ``chunks@2000t``).
+    ``embedder`` is the model id of the index's dense vectors ("" when it has none).
+    ``excluded_no_relevant`` counts queries left out because nothing judged for them is
+    relevant; ``unknown_queries_in_qrels`` judged queries missing from
     the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
     the corpus; ``spans_beyond_text`` span labels past their document's end.
     """
@@ -173,7 +174,8 @@ def evaluate_corpus(
     document is, or when it overlaps a relevant span). Ranking metrics follow trec_eval's
     definitions (checked against pytrec_eval in the tests). For each budget the queries'
     selections are made as ``ctxselect select`` makes them and scored with the budget
-    metrics (``recall@Bt`` ...); budget metrics named in ``metrics`` add their budgets.
+    metrics (``recall@Bt``, ``hit@Bt`` ...); budget metrics named in ``metrics`` add their
+    budgets.
 
     Args:
         corpus: A folder, files, or a BEIR ``corpus.jsonl``.

@@ -33,6 +33,9 @@ from ctxselect.types import Chunk, Document, Hit
 
 SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
 DEFAULT_EPSILON = _eval.DEFAULT_EPSILON
+DEFAULT_GAIN_PER_1K = _eval.DEFAULT_GAIN_PER_1K
+DEFAULT_KNEE_METRIC = _eval.DEFAULT_KNEE_METRIC
+KNEE_METRICS = _eval.KNEE_METRICS
 DEFAULT_TURNS = _eval.DEFAULT_TURNS
 CACHED_FACTOR = _eval.CACHED_FACTOR
 VECTORS_DIR = "vectors"
@@ -232,16 +235,21 @@ class _Sweep:
         self,
         folder: Path,
         inputs: tuple[object, object],
-        settings: tuple[float, int, float],
+        settings: tuple[_eval.KneeSettings, float, int, float],
         counts: tuple[int, int, float],
     ) -> SweepReport:
-        """Build the report from the rows of this grid in ``folder/results.jsonl``."""
+        """Build the report from the rows of this grid in ``folder/results.jsonl``.
+
+        Only rows keyed for this grid at this results version are read, so rows of an
+        earlier version (another meaning of a metric) are never mixed in.
+        """
         book, labeled, grid = self.book, self.labeled, self.book.grid
-        epsilon, turns, cache_factor = settings
+        knees, gain, turns, cache_factor = settings
         wanted = {book.key(s) for s in book.settings()}
         rows = [r for r in _eval.read_results(folder / _eval.RESULTS_FILE) if r.key in wanted]
-        curves = _eval.curves(rows, grid, epsilon)
-        best, knee = _eval.recommend(curves, epsilon)
+        curves = _eval.curves(rows, grid, knees)
+        best, knee = _eval.recommend(curves, knees)
+        chosen = next(c for c in curves if c.label == best)
         return SweepReport(
             dataset=book.dataset,
             corpus=str(inputs[0]),
@@ -257,13 +265,17 @@ class _Sweep:
             spans_beyond_text=labeled.spans_beyond_text,
             grid=grid,
             metrics=self.metrics,
-            epsilon=epsilon,
+            knee_metric=knees.metric,
+            gain_per_1k=gain,
+            delta=knees.delta,
+            epsilon=knees.epsilon,
             turns=turns,
             cache_factor=cache_factor,
             sizes=tuple(_eval.size_points(rows, grid, self.metrics)),
             curves=tuple(curves),
             recommended_configuration=best,
             recommended=knee,
+            trade_offs=tuple(_eval.knee_trade_offs(chosen)),
             costs=tuple(_eval.cost_table(grid.budgets, knee.budget, turns, cache_factor)),
             uncached=tuple(_eval.cost_table(grid.budgets, knee.budget, turns, 1.0)),
             out=str(folder),
@@ -313,6 +325,8 @@ def run_sweep(
     epsilon: float = DEFAULT_EPSILON,
     turns: int = DEFAULT_TURNS,
     cache_factor: float = CACHED_FACTOR,
+    knee_metric: str = DEFAULT_KNEE_METRIC,
+    gain_per_1k: float = DEFAULT_GAIN_PER_1K,
     bm25: BM25Params | None = None,
     embedder: str | _embed.Embedder | None = None,
     plots: bool = True,
@@ -338,7 +352,12 @@ def run_sweep(
         name: The dataset's name in the report (default: the corpus folder's name).
         level: ``doc`` (chunk rankings collapsed to documents) or ``chunk``.
         metrics: Ranking metrics (``name@k``); ``hit@1`` is the lab's top-1 correct.
-        epsilon: Knee tolerance (absolute recall). turns, cache_factor: the cost table's.
+        epsilon: Differences in the knee metric treated as ties between configurations.
+        turns, cache_factor: The session's turns T and cache factor c (cost table, δ).
+        knee_metric: Knees on ``recall`` (fraction of relevant documents selected) or
+            ``hit`` (answer in context).
+        gain_per_1k: Least gain per 1,000 tokens sent once; the knee's
+            δ = gain_per_1k × (1 + (T − 1) × c) (see :mod:`ctxselect.eval.knee`).
         bm25: BM25 settings.
         embedder: The model of the dense modes: a registry name (``minilm``, ``hash``)
             or an embedder; needed when the grid has ``dense`` or ``hybrid``.
@@ -355,8 +374,11 @@ def run_sweep(
     grid = grid or SweepGrid()
     _check_grid(grid)
     _eval.check_level(level)
-    epsilon = _eval.check_epsilon(epsilon)
-    _eval.session_cost(0, turns, cache_factor)  # validates turns and cache factor now
+    knees = _eval.KneeSettings(
+        _eval.check_knee_metric(knee_metric),
+        _eval.knee_delta(gain_per_1k, turns, cache_factor),  # validates turns, c, gain
+        _eval.check_epsilon(epsilon),
+    )
     ranking = _eval.ranking_metric_names(metrics)
     if plots:
         require("matplotlib.figure", extra="plot", feature="sweep plots")
@@ -387,7 +409,7 @@ def run_sweep(
     report = sweep.summarize(
         folder,
         (corpus, queries),
-        (epsilon, turns, cache_factor),
+        (knees, gain_per_1k, turns, cache_factor),
         (computed, reused, time.perf_counter() - started),
     )
     images = {}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import (
@@ -12,6 +14,7 @@ from ctxselect.eval import (
     budget_scores,
     cost_table,
     find_knee,
+    knee_delta,
     marginal_recall,
     overall_knee,
     parse_budget_metric,
@@ -20,6 +23,7 @@ from ctxselect.eval import (
     session_cost,
     split_metrics,
 )
+from ctxselect.eval.isotonic import isotonic_fit
 from ctxselect.eval.metrics import MetricSpec
 from ctxselect.types import SelectedChunk, Selection
 
@@ -47,7 +51,7 @@ def test_budget_metric_names_parse_and_split_from_ranking_metrics():
 
 @pytest.mark.parametrize("name", ["precision@200t", "recall@t", "ndcg@10t"])
 def test_unknown_budget_metrics_list_the_valid_names(name):
-    with pytest.raises(ConfigError, match="recall, relevant-tokens, tokens_used, chunks"):
+    with pytest.raises(ConfigError, match="recall, hit, relevant-tokens, tokens_used, chunks"):
         split_metrics(name)
 
 
@@ -64,12 +68,32 @@ def test_document_labels_count_whole_pieces_of_relevant_documents():
     chosen = selection(piece("b", 0, 100, 300), piece("a", 0, 50, 100, n_chunks=2))
     assert score_selection(chosen, labels, "q") == {
         "recall": 1.0,
+        "hit": 1.0,
         "relevant-tokens": 0.25,
         "tokens_used": 400.0,
         "chunks": 3.0,
     }
     missed = score_selection(selection(piece("b", 0, 100, 300)), labels, "q")
     assert missed["recall"] == 0.0 and missed["relevant-tokens"] == 0.0
+
+
+def test_recall_is_the_fraction_of_relevant_documents_and_hit_is_any():
+    labels = Labels.from_qrels({"q": {"a": 1, "b": 2, "c": 1, "d": 1, "z": 0}})
+    one = selection(piece("a", 0, 10, 10), piece("a", 10, 20, 10), piece("z", 0, 5, 5))
+    scores = score_selection(one, labels, "q")
+    assert scores["hit"] == 1.0  # the answer is in the context...
+    assert scores["recall"] == pytest.approx(1 / 4)  # ...but 1 of 4 relevant documents
+    both = selection(piece("a", 0, 10, 10), piece("c", 0, 10, 10))
+    assert score_selection(both, labels, "q")["recall"] == pytest.approx(2 / 4)
+
+
+def test_span_recall_counts_the_relevant_spans_a_selection_overlaps():
+    spans = [Span("q", "a", 0, 10, 1), Span("q", "a", 50, 60, 1), Span("q", "b", 0, 9, 1)]
+    labels = Labels.from_spans([*spans, Span("q", "b", 20, 30, 0)])
+    first = score_selection(selection(piece("a", 5, 20, 10)), labels, "q")
+    assert (first["hit"], first["recall"]) == (1.0, pytest.approx(1 / 3))
+    wide = score_selection(selection(piece("a", 0, 100, 10), piece("b", 20, 30, 5)), labels, "q")
+    assert wide["recall"] == pytest.approx(2 / 3)  # the grade-0 span of b does not count
 
 
 def test_span_labels_count_tokens_in_proportion_to_relevant_characters():
@@ -79,6 +103,7 @@ def test_span_labels_count_tokens_in_proportion_to_relevant_characters():
     assert score_selection(half, labels, "q")["recall"] == 1.0
     beside = selection(piece("a", 0, 100, 200))  # same document, no overlap
     assert score_selection(beside, labels, "q")["recall"] == 0.0
+    assert score_selection(beside, labels, "q")["hit"] == 0.0
 
 
 def test_empty_selection_and_missing_queries_score_zero():
@@ -87,6 +112,7 @@ def test_empty_selection_and_missing_queries_score_zero():
     assert sorted(scores) == ["q1", "q2"]  # q3 has nothing relevant: not evaluated
     assert scores["q1"] == {
         "recall@500t": 1.0,
+        "hit@500t": 1.0,
         "relevant-tokens@500t": 1.0,
         "tokens_used@500t": 10.0,
         "chunks@500t": 1.0,
@@ -99,48 +125,73 @@ def test_empty_selection_and_missing_queries_score_zero():
 
 # --- the knee ---
 
-
-def test_knee_is_the_smallest_budget_within_epsilon_of_the_best():
-    points = [(250, 0.50), (500, 0.70), (1000, 0.795), (2000, 0.80), (4000, 0.80)]
-    knee = find_knee(points, 0.01)
-    assert (knee.budget, knee.recall, knee.best_recall, knee.best_budget) == (
-        1000,
-        0.795,
-        0.80,
-        2000,
-    )
-    assert not knee.at_edge
-    assert find_knee(points, 0.0).budget == 2000
-    assert find_knee(points, 0.2).budget == 500
-    assert find_knee(list(reversed(points))).budget == 1000  # order of points is irrelevant
+DELTA = 0.05  # recall per 1,000 tokens
 
 
-def test_a_knee_at_the_largest_budget_is_flagged():
-    knee = find_knee([(500, 0.5), (1000, 0.6), (2000, 0.7)])
-    assert knee.budget == 2000 and knee.at_edge
-    assert find_knee([(800, 0.4)]).at_edge
+def test_isotonic_fit_pools_adjacent_violators():
+    assert isotonic_fit([0.1, 0.3, 0.2, 0.5]) == pytest.approx([0.1, 0.25, 0.25, 0.5])
+    assert isotonic_fit([0.4, 0.3, 0.2]) == pytest.approx([0.3, 0.3, 0.3])
+    assert isotonic_fit([0.1, 0.2]) == [0.1, 0.2]
+    assert isotonic_fit([0.5, 0.1], weights=[3, 1]) == pytest.approx([0.4, 0.4])
 
 
-def test_flat_curve_and_exact_epsilon_edge():
-    assert find_knee([(100, 0.3), (200, 0.3)]).budget == 100
-    # 0.79 is exactly best - epsilon: within, despite float arithmetic
-    assert find_knee([(100, 0.79), (200, 0.80)], 0.01).budget == 100
+def test_delta_follows_the_cost_model():
+    assert knee_delta(0.02, 10, 0.1) == pytest.approx(0.038)  # 0.02 x (1 + 9 x 0.1)
+    assert knee_delta(0.02, 10, 1.0) == pytest.approx(0.2)  # uncached: x T
+    assert knee_delta(0.02, 1, 0.1) == pytest.approx(0.02)  # one turn: no re-sends
+    for bad in (0.0, -0.1, 2.0):
+        with pytest.raises(ConfigError, match="gain per 1k"):
+            knee_delta(bad, 10, 0.1)
+
+
+def test_knee_is_the_first_budget_whose_next_step_gains_less_than_delta():
+    # gains per 1k: 0.8, 0.38, 0.005 (< 0.05), 0.0
+    points = [(250, 0.50), (500, 0.70), (1000, 0.89), (2000, 0.895), (4000, 0.895)]
+    knee = find_knee(points, DELTA)
+    assert (knee.budget, knee.recall, knee.next_budget) == (1000, 0.89, 2000)
+    assert knee.gain_after == pytest.approx(0.005) and not knee.at_edge
+    assert (knee.best_recall, knee.best_budget, knee.delta) == (0.895, 2000, DELTA)
+    assert find_knee(points, 0.5).budget == 500  # 0.38 < 0.5
+    assert find_knee(list(reversed(points)), DELTA).budget == 1000  # order is irrelevant
+
+
+def test_the_knee_does_not_move_with_the_largest_budget_swept():
+    """The issue's case: up to 4,000 and up to 16,000 must give the same knee."""
+    up_to_16k = [(500, 0.40), (1000, 0.55), (2000, 0.65), (4000, 0.70), (8000, 0.72)]
+    up_to_16k.append((16000, 0.74))
+    knees = {find_knee(up_to_16k[:n], 0.038).budget for n in (5, 6)}
+    assert knees == {2000}  # 2,000 -> 4,000 gains 0.025 per 1k < 0.038
+
+
+def test_a_knee_without_a_flat_step_is_at_the_edge():
+    knee = find_knee([(500, 0.5), (1000, 0.6), (2000, 0.7)], DELTA)
+    assert knee.budget == 2000 and knee.at_edge and knee.next_budget is None
+    assert find_knee([(800, 0.4)], DELTA).at_edge
+
+
+def test_a_dip_is_smoothed_by_the_monotone_fit():
+    # measured 0.70 at 2,000 then 0.68 at 4,000: the fit pools them to 0.69, so the step
+    # 2,000 -> 4,000 is flat (a measured loss never reads as a negative gain)
+    points = [(500, 0.4), (1000, 0.6), (2000, 0.70), (4000, 0.68), (8000, 0.9)]
+    knee = find_knee(points, DELTA)
+    assert (knee.budget, knee.fitted) == (2000, pytest.approx(0.69))
+    assert knee.gain_after == pytest.approx(0.0)
 
 
 @pytest.mark.parametrize(
-    ("points", "epsilon", "message"),
+    ("points", "delta", "message"),
     [
-        ([], 0.01, "at least one"),
-        ([(100, 0.5), (100, 0.6)], 0.01, "twice"),
-        ([(100, 1.5)], 0.01, "out of range"),
-        ([(-1, 0.5)], 0.01, "out of range"),
-        ([(100, 0.5)], -0.1, "epsilon"),
-        ([(100, 0.5)], 2.0, "epsilon"),
+        ([], DELTA, "at least one"),
+        ([(100, 0.5), (100, 0.6)], DELTA, "twice"),
+        ([(100, 1.5)], DELTA, "out of range"),
+        ([(-1, 0.5)], DELTA, "out of range"),
+        ([(100, 0.5)], 0.0, "δ must be"),
+        ([(100, 0.5)], float("nan"), "δ must be"),
     ],
 )
-def test_knee_input_errors(points, epsilon, message):
+def test_knee_input_errors(points, delta, message):
     with pytest.raises(ConfigError, match=message):
-        find_knee(points, epsilon)
+        find_knee(points, delta)
 
 
 def test_marginal_recall_per_thousand_tokens():
@@ -152,20 +203,75 @@ def test_marginal_recall_per_thousand_tokens():
     assert marginal_recall([(500, 0.6), (1000, 0.5)])[0].per_1k_tokens < 0
 
 
-def test_overall_knee_picks_the_cheapest_near_best_configuration():
+def test_overall_knee_prefers_the_best_configuration_at_its_own_knee():
     curves = {
-        "big": [(500, 0.60), (1000, 0.80), (2000, 0.90)],  # best 0.90, knee 2000
-        "small": [(500, 0.70), (1000, 0.895), (2000, 0.895)],  # within 0.01, knee 1000
-        "weak": [(500, 0.50), (1000, 0.50), (2000, 0.50)],  # knee 500 but far from best
+        # still rising at the top: at the edge, not preferred although its best is highest
+        "rising": [(500, 0.30), (1000, 0.60), (2000, 0.95)],
+        # bm25-like: flat early, knee 500 at 0.70
+        "cheap": [(500, 0.70), (1000, 0.71), (2000, 0.72)],
+        # hybrid-like: knee 1000 at 0.80, clearly better than cheap
+        "better": [(500, 0.60), (1000, 0.80), (2000, 0.81)],
+        # as good as better within noise and no cheaper: better wins on grid order
+        "same": [(500, 0.60), (1000, 0.795), (2000, 0.80)],
     }
-    name, knee = overall_knee(curves, 0.01)
-    assert (name, knee.budget, knee.recall) == ("small", 1000, 0.895)
-    name, _ = overall_knee(curves, 0.0)
-    assert name == "big"
-    tie = {"b": [(500, 0.7)], "a": [(500, 0.7)]}
-    assert overall_knee(tie)[0] == "b"  # tie: the first in grid order
+    name, knee = overall_knee(curves, DELTA, 0.01)
+    assert (name, knee.budget, knee.recall) == ("better", 1000, 0.80)
+    name, _ = overall_knee({**curves, "noisy": [(500, 0.792), (1000, 0.793)]}, DELTA, 0.01)
+    assert name == "noisy"  # within ε of the best at a knee, at fewer tokens
+    assert overall_knee({"r": curves["rising"]}, DELTA)[1].at_edge  # none inside: all count
     with pytest.raises(ConfigError, match="no budget curves"):
-        overall_knee({})
+        overall_knee({}, DELTA)
+
+
+@st.composite
+def curve_and_additions(draw: st.DrawFn) -> tuple[list[tuple[int, float]], list, list]:
+    """A sweep with a knee inside it, and budgets to add below the knee / above its next."""
+    n = draw(st.integers(3, 8))
+    budgets = sorted(draw(st.sets(st.integers(1, 400), min_size=n, max_size=n)))
+    budgets = [b * 100 for b in budgets]
+    values = draw(st.lists(st.floats(0, 1), min_size=n, max_size=n))
+    points = list(zip(budgets, values, strict=True))
+    below = draw(st.lists(st.integers(0, 10**6), max_size=4))
+    above = draw(st.lists(st.tuples(st.integers(1, 10**6), st.floats(0, 1)), max_size=4))
+    return points, below, above
+
+
+def _interpolate(points: list[tuple[int, float]], budget: int) -> float:
+    """The monotone fit of ``points`` read off at ``budget`` by straight lines."""
+    fit = isotonic_fit([v for _, v in points])
+    for (b1, _), (b2, _), f1, f2 in zip(points, points[1:], fit, fit[1:], strict=False):
+        if b1 <= budget <= b2:
+            return f1 + (f2 - f1) * (budget - b1) / (b2 - b1)
+    raise AssertionError("budget outside the sweep")
+
+
+@settings(max_examples=200, deadline=None)
+@given(curve_and_additions())
+def test_budgets_added_below_the_knee_or_above_the_next_point_never_move_it(drawn):
+    points, below, above = drawn
+    knee = find_knee(points, DELTA)
+    if knee.at_edge:
+        return  # no knee inside: nothing that must stand still
+    first, last = points[0][0], points[-1][0]
+    top = isotonic_fit([v for _, v in points])[-1]
+    added: dict[int, float] = {}
+    for raw in below:  # on the rising stretch: between swept budgets below the knee
+        budget = first + raw % max(1, knee.budget - first)
+        if first < budget < knee.budget and budget not in dict(points):
+            added[budget] = _interpolate(points, budget)
+    for offset, share in above:  # beyond the next point: any value the fit allows
+        budget = knee.next_budget + offset
+        if budget in dict(points):
+            continue
+        if budget < last:
+            added[budget] = _interpolate(points, budget)
+        else:  # beyond the sweep: anything from the top of the fit up
+            added[budget] = top + (1 - top) * share
+    higher = sorted(b for b in added if b > last)
+    for b, v in zip(higher, sorted(added[b] for b in higher), strict=True):
+        added[b] = v  # beyond the sweep, values rise with the budget
+    moved = find_knee(points + sorted(added.items()), DELTA)
+    assert (moved.budget, moved.next_budget) == (knee.budget, knee.next_budget)
 
 
 # --- cost ---

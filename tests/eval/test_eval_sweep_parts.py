@@ -10,6 +10,7 @@ from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import (
     CHUNK_STATS,
     DEFAULT_BUDGETS,
+    KneeSettings,
     ResultBook,
     SweepGrid,
     append_results,
@@ -25,7 +26,8 @@ from ctxselect.eval import (
     size_points,
     sweep_tables,
 )
-from ctxselect.eval.summary import SweepReport
+from ctxselect.eval import results as results_module
+from ctxselect.eval.summary import SweepReport, knee_trade_offs, trade_off
 
 GRID_TOML = """
 chunkers = ["tokens", "paragraph"]
@@ -105,8 +107,13 @@ def book(labels_hash: str = "L") -> ResultBook:
 
 
 def recall(size: int, budget: int) -> float:
-    """A toy curve: larger chunks and budgets answer more, up to a plateau."""
-    return min(0.9, 0.3 + budget / 4000 + size / 2560)
+    """A toy curve: larger chunks and budgets find more, up to a plateau that grows with size."""
+    return min(0.6 + size / 1280, 0.3 + budget / 2000 + size / 2560)
+
+
+def hit(size: int, budget: int) -> float:
+    """The toy's hit rate: above recall, still rising from 1,000 to 2,000 tokens."""
+    return min(1.0, 0.5 + budget / 4000)
 
 
 def all_rows(rb: ResultBook) -> list:
@@ -122,9 +129,8 @@ def all_rows(rb: ResultBook) -> list:
             }
         else:
             r = recall(size, budget)
-            values = dict(
-                zip(budget_metric_names(budget), (r, 0.5, budget * 0.9, 3.0), strict=True)
-            )
+            measured = (r, hit(size, budget), 0.5, budget * 0.9, 3.0)
+            values = dict(zip(budget_metric_names(budget), measured, strict=True))
         rows += [rb.row(setting, m, v, 20, 40) for m, v in values.items()]
     return rows
 
@@ -154,6 +160,18 @@ def test_results_round_trip_and_plan_skips_what_is_done(tmp_path):
     assert rb.plan((*names, "mrr@10"), done)[("tokens", 128, "bm25")] == (True, [])
 
 
+def test_rows_of_an_earlier_results_version_are_measured_again(tmp_path, monkeypatch):
+    """Version 1's recall@Bt was a hit rate: its rows must not be reused as recall."""
+    names = (*METRICS, *CHUNK_STATS)
+    monkeypatch.setattr(results_module, "RESULTS_VERSION", 1)
+    old = {(r.key, r.metric) for r in all_rows(book())}
+    monkeypatch.undo()
+    assert results_module.RESULTS_VERSION >= 2
+    plan = book().plan(names, old)
+    assert all(p == (True, [("skip", 500), ("skip", 1000), ("skip", 2000)]) for p in plan.values())
+    assert not {r.key for r in all_rows(book())} & {key for key, _ in old}
+
+
 def test_malformed_results_lines_name_file_and_line(tmp_path):
     path = tmp_path / "results.jsonl"
     append_results(path, all_rows(book())[:1])
@@ -167,10 +185,13 @@ def test_malformed_results_lines_name_file_and_line(tmp_path):
 # --- summaries and reports ---
 
 
-def toy_report(tmp_path) -> SweepReport:
+KNEES = KneeSettings("recall", 0.038, 0.01)
+
+
+def toy_report(tmp_path, knees: KneeSettings = KNEES) -> SweepReport:
     rows = all_rows(book())
-    found = curves(rows, GRID, 0.01)
-    best, knee = recommend(found, 0.01)
+    found = curves(rows, GRID, knees)
+    best, knee = recommend(found, knees)
     return SweepReport(
         dataset="toy",
         corpus="c",
@@ -186,13 +207,17 @@ def toy_report(tmp_path) -> SweepReport:
         spans_beyond_text=0,
         grid=GRID,
         metrics=METRICS,
-        epsilon=0.01,
+        knee_metric=knees.metric,
+        gain_per_1k=0.02,
+        delta=knees.delta,
+        epsilon=knees.epsilon,
         turns=10,
         cache_factor=0.1,
         sizes=tuple(size_points(rows, GRID, METRICS)),
         curves=tuple(found),
         recommended_configuration=best,
         recommended=knee,
+        trade_offs=tuple(knee_trade_offs(next(c for c in found if c.label == best))),
         costs=tuple(cost_table(GRID.budgets, knee.budget, 10, 0.1)),
         uncached=tuple(cost_table(GRID.budgets, knee.budget, 10, 1.0)),
         out=str(tmp_path),
@@ -208,17 +233,45 @@ def test_curves_knees_and_marginal_recall_from_rows(tmp_path):
     small, large = report.curves
     assert small.label == "tokens-128/bm25/skip"
     assert [p.recall for p in small.points] == [recall(128, b) for b in (500, 1000, 2000)]
+    assert [p.hit for p in small.points] == [hit(128, b) for b in (500, 1000, 2000)]
     assert small.points[0].per_1k_tokens is None
-    assert small.points[1].per_1k_tokens == pytest.approx(0.25)  # 0.125 over 500 tokens
-    assert large.knee.budget == 2000 and large.knee.best_recall == pytest.approx(0.9)
+    assert small.points[1].per_1k_tokens == pytest.approx(0.2)  # 0.1 over 500 tokens
+    assert (large.knee.budget, large.knee.next_budget) == (1000, 2000)
+    assert large.knee.recall == pytest.approx(0.8) and not large.knee.at_edge
+    # both knees are at 1,000 tokens; the larger chunks find more there
     assert report.recommended_configuration == "tokens-256/bm25/skip"
     assert report.sizes[0].cells()[4] == "10/20"  # hit@1 shown as top-1 correct
 
 
+def test_the_knee_can_use_hit_instead_of_recall(tmp_path):
+    report = toy_report(tmp_path, KneeSettings("hit", 0.038, 0.01))
+    knee = report.recommended
+    assert (knee.metric, knee.budget, knee.at_edge) == ("hit", 2000, True)  # hit still rises
+    assert knee.recall == pytest.approx(hit(128, 2000))
+    assert "at the edge: sweep larger budgets" in sweep_tables(report)
+
+
+def test_trade_offs_in_plain_words(tmp_path):
+    report = toy_report(tmp_path)
+    large = report.curves[1]
+    assert trade_off(large, 2000, 1000) == (
+        "2,000 tokens instead of 1,000: +0.0 recall points for 2× the cost per turn"
+    )
+    assert report.trade_offs == (
+        "1,000 tokens instead of 500: +15.0 recall points for 2× the cost per turn",
+        "2,000 tokens instead of 1,000: +0.0 recall points for 2× the cost per turn",
+    )
+    with pytest.raises(InputError, match="not swept"):
+        trade_off(large, 4000, 1000)
+
+
 def test_tables_are_in_the_lab_layout(tmp_path):
     text = sweep_tables(toy_report(tmp_path))
-    assert "top-1 correct" in text and "answer in context" in text and "recall/1k tok" in text
-    assert "Recommended budget: 2000 tokens" in text and "1 queries without" in text
+    assert "top-1 correct" in text and "answer in context" in text and "gain/1k tok" in text
+    assert "hit@Bt" in text and "recall@Bt" in text and "1 queries without" in text
+    assert "Recommended: tokens-256/bm25/skip at 1,000 tokens (the step to 2,000" in text
+    assert "δ = 0.02 × (1 + (10 − 1) × 0.1) = 0.0380" in text
+    assert "1,000 tokens instead of 500: +15.0 recall points for 2× the cost per turn" in text
     assert "surplus over knee" in text and "without a prompt cache (c = 1)" in text
 
 
@@ -229,11 +282,12 @@ def test_html_report_is_self_contained(tmp_path):
     assert 'src="http' not in page and "<link" not in page and "<script" not in page
     for needed in (
         "Knee per configuration",
-        "recall/1k tok",
+        "gain/1k tok",
         "toy",
         "Cost of re-sent tokens",
-        "smallest budget whose recall@Bt is within ε",
-        "2 ",
+        "gains less than δ per 1,000 tokens",
+        "Trade-off",
+        "+15.0 recall points for 2× the cost per turn",
         "cl100k",
     ):
         assert needed in page

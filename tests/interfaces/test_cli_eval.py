@@ -62,10 +62,12 @@ def test_eval_with_budgets_json_and_per_query_file(files, tmp_path):
     assert data["level"] == "doc" and data["label_kind"] == "documents"
     assert set(data["metrics"]) == {"ndcg@10"} | {
         f"{m}@{b}t"
-        for m in ("recall", "relevant-tokens", "tokens_used", "chunks")
+        for m in ("recall", "hit", "relevant-tokens", "tokens_used", "chunks")
         for b in (40, 100, 400)
     }
-    assert data["metrics"]["recall@400t"] == 1.0 and data["metrics"]["tokens_used@40t"] <= 40
+    assert data["metrics"]["hit@400t"] == 1.0 and data["metrics"]["tokens_used@40t"] <= 40
+    # q2's second relevant document is not in the corpus: it counts, as in recall@k
+    assert data["metrics"]["recall@400t"] == pytest.approx((1 + 1 / 2) / 2)
     assert data["n_queries"] == 2 and data["excluded_no_relevant"] == 1
     assert data["unknown_queries_in_qrels"] == 1 and data["unknown_docs_in_qrels"] == 1
     lines = [json.loads(line) for line in per_query.read_text().splitlines()]
@@ -142,18 +144,26 @@ def test_sweep_json_recommend_and_tables(files, tmp_path):
     assert set(data["recommended"]) == {
         "budget",
         "recall",
+        "fitted",
+        "next_budget",
+        "gain_after",
+        "delta",
+        "metric",
         "best_recall",
         "best_budget",
-        "epsilon",
         "at_edge",
     }
+    assert data["delta"] == pytest.approx(0.02 * 1.9) and data["knee_metric"] == "recall"
     text = run(*common, "--recommend")
     assert text.stdout.strip() == str(data["recommended"]["budget"])
     assert "0 configuration(s) measured, 8 reused" in text.stderr
     rec = json.loads(run(*common, "--recommend", "--json").stdout)
     assert rec["budget"] == data["recommended"]["budget"] and len(rec["knees"]) == 2
     tables = run(*common).stdout
-    assert "top-1 correct" in tables and "Recommended budget" in tables
+    assert "top-1 correct" in tables and "Recommended: tokens-" in tables
+    assert "the cost per turn" in tables
+    hit = json.loads(run(*common, "--recommend", "--json", "--knee-metric", "hit").stdout)
+    assert hit["metric"] == "hit" and rec["metric"] == "recall"
 
 
 def test_sweep_with_a_grid_file(files, tmp_path):
@@ -184,6 +194,7 @@ def test_sweep_with_a_grid_file(files, tmp_path):
         (["--level", "page"], "unknown level 'page'"),
         (["--metrics", "recall@500t"], "is a budget metric"),
         (["--epsilon", "2"], "epsilon must be between 0 and 1"),
+        (["--gain-per-1k", "0"], "gain per 1k tokens must be above 0"),
         (["--sizes", "tokens:x"], "whole numbers"),
     ],
 )

@@ -4,9 +4,14 @@ A selection is judged against labels like a run is (see :mod:`.evaluate`): only 
 with a relevant document count, and a counted query with no selection scores 0. Budget
 metric names end in ``t`` (tokens): for a selection made under a budget of B tokens,
 
-- ``recall@Bt``: 1 when a selected piece is relevant (its document is relevant, or it
-  overlaps a relevant span; :class:`~.labels.Labels` decides), else 0; the mean is the
-  share of queries whose answer made it into the context.
+- ``recall@Bt``: the fraction of the query's relevant documents (with span labels: of its
+  relevant spans) that a selected piece covers (a piece covers its document when that
+  document is relevant, and a span when it overlaps it; :class:`~.labels.Labels`
+  decides); as in ``recall@k``, a judged-relevant document missing from the corpus
+  still counts. The mean is the mean fraction over queries. Results version 2 on; before,
+  ``recall@Bt`` meant what ``hit@Bt`` means now.
+- ``hit@Bt``: 1 when at least one selected piece is relevant, else 0; the mean is the
+  share of queries whose answer made it into the context ("answer in context").
 - ``relevant-tokens@Bt``: the share of the selection's tokens (framing included) that
   come from relevant documents; with span labels a piece's tokens count in proportion
   to its characters inside relevant spans. 0 for an empty selection.
@@ -25,7 +30,7 @@ from ctxselect.eval.labels import Labels
 from ctxselect.eval.metrics import RELEVANT, MetricSpec, n_relevant, parse_metric
 from ctxselect.types import Qrels, Selection
 
-BUDGET_METRICS = ("recall", "relevant-tokens", "tokens_used", "chunks")
+BUDGET_METRICS = ("recall", "hit", "relevant-tokens", "tokens_used", "chunks")
 """Budget metric names, without ``@Bt``."""
 
 _BUDGET_NAME = re.compile(r"^([a-z_-]+)@([0-9]+)t$")
@@ -91,8 +96,8 @@ def ranking_metric_names(names: Sequence[str] | str) -> tuple[str, ...]:
     if budget:
         raise ConfigError(
             f"{budget[0]} is a budget metric: here give ranking metrics (name@k, e.g. "
-            "ndcg@10); recall, relevant-tokens, tokens_used and chunks @Bt are measured "
-            "for every budget of the grid"
+            "ndcg@10); {', '.join(BUDGET_METRICS)} @Bt are measured for every budget "
+            "of the grid"
         )
     return tuple(str(spec) for spec in ranking)
 
@@ -102,19 +107,45 @@ def budget_metric_names(budget: int) -> tuple[str, ...]:
     return tuple(str(BudgetMetricSpec(name, budget)) for name in BUDGET_METRICS)
 
 
+def _relevant_units(labels: Labels, qid: str) -> list[tuple[str, int, int]]:
+    """The query's relevant units as (doc_id, start, end): whole documents, or spans."""
+    if labels.kind != "spans":
+        judged = labels.qrels.get(qid, {})
+        return [(doc_id, -1, -1) for doc_id, grade in judged.items() if grade >= RELEVANT]
+    return [
+        (doc_id, span.start, span.end)
+        for doc_id, spans in labels.spans.get(qid, {}).items()
+        for span in spans
+        if span.grade >= RELEVANT
+    ]
+
+
+def _covered(units: Sequence[tuple[str, int, int]], doc_id: str, start: int, end: int) -> set[int]:
+    """Indexes of ``units`` that the piece ``[start, end)`` of ``doc_id`` covers."""
+    return {
+        i
+        for i, (unit_doc, lo, hi) in enumerate(units)
+        if unit_doc == doc_id and (lo < 0 or (lo < end and start < hi))
+    }
+
+
 def score_selection(selection: Selection, labels: Labels, qid: str) -> dict[str, float]:
     """Score one query's selection on every budget metric (names without ``@Bt``)."""
     relevant_tokens = 0.0
     found = False
+    units = _relevant_units(labels, qid)
+    covered: set[int] = set()
     for piece in selection.chunks:
         if labels.grade(qid, piece.doc_id, piece.start, piece.end) >= RELEVANT:
             found = True
+            covered |= _covered(units, piece.doc_id, piece.start, piece.end)
             width = piece.end - piece.start
             chars = labels.relevant_chars(qid, piece.doc_id, piece.start, piece.end)
             relevant_tokens += piece.tokens * (chars / width if width else 1.0)
     used = selection.tokens_used
     return {
-        "recall": 1.0 if found else 0.0,
+        "recall": len(covered) / len(units) if units else 0.0,
+        "hit": 1.0 if found else 0.0,
         "relevant-tokens": relevant_tokens / used if used else 0.0,
         "tokens_used": float(used),
         "chunks": float(sum(len(piece.chunk_ids) for piece in selection.chunks)),
@@ -169,8 +200,9 @@ def answered_queries(selected: Mapping[str, Sequence[str]], qrels: Qrels) -> lis
 def recall_at_budget(selected: Mapping[str, Sequence[str]], qrels: Qrels) -> float:
     """Return the share of queries with a relevant document inside their selection.
 
-    This is ``recall@<budget>t`` in the metric language: the selection already fits
-    the budget, so only whether the answer is in it is measured.
+    This is ``hit@<budget>t`` in the metric language (``recall@<budget>t`` before
+    results version 2): the selection already fits the budget, so only whether the
+    answer is in it is measured.
 
     Raises:
         InputError: No qrels query has a relevant document.

@@ -1,16 +1,24 @@
-"""The knee of a budget sweep, and the marginal recall bought by each step of budget.
+"""The knee of a budget sweep: where one more 1,000 tokens stops paying for itself.
 
-The rule (one place; docs/formats.md and every report quote it):
+The rule (one place; docs/08-evaluation.md, docs/formats.md and every report quote it):
 
-- **Per configuration**: the knee is the smallest budget whose recall@Bt is within
-  ε of the best recall@Bt that configuration reaches anywhere in the sweep
-  (``recall@knee >= best - ε``; ε = 0.01 absolute by default).
-- **Overall**: among the configurations whose best recall@Bt is within ε of the best
-  recall@Bt of any configuration, the one with the smallest knee (ties: the higher
-  recall at the knee, then the first in grid order); its knee is the recommended budget.
+- **δ, the least gain worth paying for**: ``δ = gain_per_1k × (1 + (T − 1) × c)`` recall
+  per 1,000 tokens, where ``1 + (T − 1) × c`` is what a selected token costs over a
+  session of T turns at cache factor c (:mod:`.cost`) and ``gain_per_1k`` (default
+  0.02: two recall points per 1,000 tokens sent once) is the gain that 1,000 tokens
+  must buy to be worth sending. With T = 10 and c = 0.1: δ = 0.02 × 1.9 = 0.038.
+- **Per configuration**: fit the sweep with a monotone (non-decreasing, isotonic) curve;
+  the knee is the smallest swept budget B whose step to the next swept budget B' gains
+  less than δ per 1,000 tokens on that fit: ``(fit(B') − fit(B)) / (B' − B) × 1000 < δ``.
+  It depends only on the budgets up to B': budgets added below B (on a rising stretch)
+  or above B' never move it. When no step gains less than δ the knee is *at the edge*:
+  the largest budget swept, to be confirmed by sweeping larger budgets.
+- **Overall**: among configurations with a knee inside their range (else all), those
+  whose value at the knee is within ε (noise) of the best value at a knee; of these the
+  smallest knee wins (ties: the higher value, then grid order).
 
-A knee at the largest budget swept is flagged ``at_edge``: recall may still be rising,
-so sweep larger budgets before trusting it.
+The knee metric is ``recall`` (fraction of relevant documents selected) or ``hit`` (at
+least one relevant document selected); its values lie in [0, 1].
 """
 
 from __future__ import annotations
@@ -21,12 +29,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxselect.errors import ConfigError
+from ctxselect.eval.cost import session_cost
+from ctxselect.eval.isotonic import isotonic_fit
 
 DEFAULT_EPSILON = 0.01
-_TOLERANCE = 1e-12  # recall values are means of 0/1: keep exact ties exact
+DEFAULT_GAIN_PER_1K = 0.02
+KNEE_METRICS = ("recall", "hit")
+DEFAULT_KNEE_METRIC = "recall"
+_TOLERANCE = 1e-12  # keep exact ties exact despite float arithmetic
 
 Point = tuple[int, float]
-"""(budget in tokens, recall@Bt)."""
+"""(budget in tokens, value of the knee metric)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,25 +47,34 @@ class Knee:
     """The recommended budget of one budget curve.
 
     Attributes:
-        budget: The knee: smallest budget with recall >= best_recall - epsilon.
-        recall: recall@Bt at the knee.
-        best_recall: The highest recall@Bt of the curve.
+        budget: The knee (see the module docstring for the rule).
+        recall: The knee metric's measured value at the knee (recall@Bt or hit@Bt).
+        fitted: The monotone fit's value at the knee.
+        next_budget: The swept budget that confirms the knee; None at the edge.
+        gain_after: Fitted gain per 1,000 tokens from ``budget`` to ``next_budget``.
+        delta: δ, the least gain per 1,000 tokens worth its cost.
+        metric: The knee metric: ``recall`` or ``hit``.
+        best_recall: The highest measured value of the curve.
         best_budget: The smallest budget reaching ``best_recall``.
-        epsilon: The tolerance used.
-        at_edge: The knee is the largest budget swept (recall may rise beyond it).
+        at_edge: No step of the sweep gained less than δ: the knee is the largest
+            budget swept, and larger budgets may still pay.
     """
 
     budget: int
     recall: float
+    fitted: float
+    next_budget: int | None
+    gain_after: float | None
+    delta: float
+    metric: str
     best_recall: float
     best_budget: int
-    epsilon: float
     at_edge: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Marginal:
-    """Recall gained per 1,000 tokens between two neighbouring budgets of a sweep."""
+    """Value gained per 1,000 tokens between two neighbouring budgets of a sweep."""
 
     lower: int
     upper: int
@@ -71,6 +93,37 @@ def check_epsilon(epsilon: float) -> float:
     return float(epsilon)
 
 
+def check_gain(gain_per_1k: float) -> float:
+    """Return ``gain_per_1k`` if it is a finite number in (0, 1], else raise ConfigError."""
+    if isinstance(gain_per_1k, bool) or not isinstance(gain_per_1k, int | float):
+        raise ConfigError(f"gain per 1k tokens must be a number, got {gain_per_1k!r}")
+    if not math.isfinite(gain_per_1k) or not 0.0 < gain_per_1k <= 1.0:
+        raise ConfigError(
+            "gain per 1k tokens must be above 0 and at most 1 (recall gained per 1,000 "
+            f"tokens, e.g. {DEFAULT_GAIN_PER_1K}), got {gain_per_1k}"
+        )
+    return float(gain_per_1k)
+
+
+def check_knee_metric(metric: str) -> str:
+    """Return ``metric`` if it is a knee metric, else raise ConfigError."""
+    if metric not in KNEE_METRICS:
+        raise ConfigError(
+            f"unknown knee metric {metric!r}: choose one of {', '.join(KNEE_METRICS)}"
+        )
+    return metric
+
+
+def knee_delta(gain_per_1k: float, turns: int, cache_factor: float) -> float:
+    """δ = ``gain_per_1k`` × (1 + (turns − 1) × cache_factor), per 1,000 tokens.
+
+    Raises:
+        ConfigError: ``gain_per_1k`` outside (0, 1], turns < 1 or cache factor outside [0, 1].
+    """
+    factor = session_cost(0, turns, cache_factor).factor  # validates turns and c
+    return round(check_gain(gain_per_1k) * factor, 12)
+
+
 def _sorted_points(points: Sequence[Point]) -> list[Point]:
     if not points:
         raise ConfigError("a budget curve needs at least one (budget, recall) point")
@@ -87,32 +140,51 @@ def _sorted_points(points: Sequence[Point]) -> list[Point]:
     return ordered
 
 
-def find_knee(points: Sequence[Point], epsilon: float = DEFAULT_EPSILON) -> Knee:
+def find_knee(points: Sequence[Point], delta: float, metric: str = DEFAULT_KNEE_METRIC) -> Knee:
     """Return the knee of one budget curve (see the module docstring for the rule).
 
+    Args:
+        points: (budget, value) per swept budget, in any order.
+        delta: δ, the least gain per 1,000 tokens worth its cost (see :func:`knee_delta`).
+        metric: What the values are (``recall`` or ``hit``), for the record.
+
     Raises:
-        ConfigError: No points, a repeated budget, values out of range, or a bad epsilon.
+        ConfigError: No points, a repeated budget, values out of range, or δ <= 0.
     """
-    epsilon = check_epsilon(epsilon)
+    if not math.isfinite(delta) or delta <= 0:
+        raise ConfigError(f"δ must be a positive gain per 1,000 tokens, got {delta}")
     ordered = _sorted_points(points)
-    best = max(recall for _, recall in ordered)
+    budgets = [b for b, _ in ordered]
+    fit = isotonic_fit([r for _, r in ordered])
+    best = max(r for _, r in ordered)
     best_budget = next(b for b, r in ordered if r >= best - _TOLERANCE)
-    knee_budget, knee_recall = next((b, r) for b, r in ordered if r >= best - epsilon - _TOLERANCE)
+    at = len(ordered) - 1
+    gain: float | None = None
+    for i in range(len(ordered) - 1):
+        slope = (fit[i + 1] - fit[i]) / (budgets[i + 1] - budgets[i]) * 1000.0
+        if slope < delta - _TOLERANCE:
+            at, gain = i, slope
+            break
+    inside = gain is not None
     return Knee(
-        budget=knee_budget,
-        recall=knee_recall,
+        budget=budgets[at],
+        recall=ordered[at][1],
+        fitted=fit[at],
+        next_budget=budgets[at + 1] if inside else None,
+        gain_after=gain,
+        delta=delta,
+        metric=check_knee_metric(metric),
         best_recall=best,
         best_budget=best_budget,
-        epsilon=epsilon,
-        at_edge=knee_budget == ordered[-1][0],
+        at_edge=not inside,
     )
 
 
 def marginal_recall(points: Sequence[Point]) -> list[Marginal]:
-    """Return recall gained per 1,000 tokens between each pair of neighbouring budgets.
+    """Return the value gained per 1,000 tokens between each pair of neighbouring budgets.
 
     ``(recall(B2) - recall(B1)) / (B2 - B1) * 1000`` for budgets B1 < B2 next to each
-    other in the sweep; a negative value means the larger budget lost recall.
+    other in the sweep, on the measured values; negative means the larger budget lost.
 
     Raises:
         ConfigError: As :func:`find_knee`.
@@ -125,25 +197,31 @@ def marginal_recall(points: Sequence[Point]) -> list[Marginal]:
 
 
 def overall_knee(
-    curves: Mapping[str, Sequence[Point]], epsilon: float = DEFAULT_EPSILON
+    curves: Mapping[str, Sequence[Point]],
+    delta: float,
+    epsilon: float = DEFAULT_EPSILON,
+    metric: str = DEFAULT_KNEE_METRIC,
 ) -> tuple[str, Knee]:
     """Pick the recommended configuration and budget across curves.
 
-    Among the curves whose best recall is within ``epsilon`` of the best recall of all
-    curves, the one with the smallest knee wins; ties go to the higher recall at the
-    knee, then to the first curve in ``curves`` order.
+    Each curve's knee is found with :func:`find_knee`. Curves whose knee is inside their
+    range are preferred; among them (or among all, when none is inside), those whose
+    value at the knee is within ``epsilon`` of the best value at a knee tie, and the
+    smallest knee wins; then the higher value at the knee; then ``curves`` order.
 
     Returns:
         (the winning curve's name, its knee).
 
     Raises:
-        ConfigError: No curves, or a curve is invalid.
+        ConfigError: No curves, a curve is invalid, or a bad epsilon.
     """
+    epsilon = check_epsilon(epsilon)
     if not curves:
         raise ConfigError("no budget curves to choose from: sweep at least one configuration")
-    knees = {name: find_knee(points, epsilon) for name, points in curves.items()}
-    top = max(k.best_recall for k in knees.values())
-    near = [name for name, k in knees.items() if k.best_recall >= top - epsilon - _TOLERANCE]
+    knees = {name: find_knee(points, delta, metric) for name, points in curves.items()}
+    inside = [n for n, k in knees.items() if not k.at_edge] or list(knees)
+    top = max(knees[n].recall for n in inside)
+    near = [n for n in inside if knees[n].recall >= top - epsilon - _TOLERANCE]
     order = {name: i for i, name in enumerate(curves)}
     name = min(near, key=lambda n: (knees[n].budget, -knees[n].recall, order[n]))
     return name, knees[name]

@@ -34,9 +34,9 @@ def _png(figure: Any) -> bytes:
 
 
 def budget_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
-    """Plot ``recall`` or ``relevant_tokens`` against budget, one line per configuration.
+    """Plot ``recall``, ``hit`` or ``relevant_tokens`` against budget, one line each.
 
-    Knees are marked with a ring on the recall plot.
+    Knees are marked with a ring on the plot of the knee metric.
     """
     figure = _figure()
     axes = figure.add_subplot()
@@ -51,7 +51,7 @@ def budget_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
             linewidth=1.2,
             label=curve.label,
         )
-        if metric == "recall":
+        if metric == curve.knee.metric:
             axes.plot(
                 [curve.knee.budget],
                 [curve.knee.recall],
@@ -64,10 +64,11 @@ def budget_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
     budgets = sorted({p.budget for c in curves for p in c.points})
     axes.set_xticks(budgets, [f"{b:,}" for b in budgets])
     axes.set_xlabel("budget (tokens, framing included)")
-    name = "recall@Bt" if metric == "recall" else "share of relevant tokens"
+    name = f"{metric}@Bt" if metric in ("recall", "hit") else "share of relevant tokens"
     axes.set_ylabel(name)
     title = f"{dataset}: {name} against budget"
-    axes.set_title(title + (" (rings: knees)" if metric == "recall" else ""))
+    ringed = bool(curves) and metric == curves[0].knee.metric
+    axes.set_title(title + (" (rings: knees)" if ringed else ""))
     axes.set_ylim(0, 1.02)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="small", ncols=2 if len(curves) > 8 else 1)
@@ -130,7 +131,7 @@ def sweep_plots(
     """
     preferred = [m for m in ("hit@1", "ndcg@10") if m in metrics] or list(metrics[:2])
     return {
-        RECALL_PLOT: budget_plot(curves, "recall", dataset),
+        RECALL_PLOT: budget_plot(curves, curves[0].knee.metric if curves else "recall", dataset),
         RELEVANT_TOKENS_PLOT: budget_plot(curves, "relevant_tokens", dataset),
         SIZE_PLOT: size_plot(points, preferred, dataset),
     }

@@ -38,7 +38,8 @@ code { background: #f3f3f3; padding: 0 0.2em; }
 """
 
 _CAPTIONS = {
-    RECALL_PLOT: "recall@Bt against budget, one line per configuration; rings mark knees.",
+    RECALL_PLOT: "The knee metric (recall@Bt or hit@Bt) against budget, one line per "
+    "configuration; rings mark knees.",
     RELEVANT_TOKENS_PLOT: "Share of the selected tokens that come from relevant documents "
     "or spans, against budget. (nDCG ranks documents and does not depend on the budget; "
     "it is plotted against chunk size.)",
@@ -104,7 +105,13 @@ def _settings(report: SweepReport) -> str:
             ("tokenizer", grid.tokenizer),
             ("framing counted in the budget", grid.format),
             ("ranking metrics", f"{', '.join(report.metrics)} ({report.level} level)"),
-            ("knee tolerance ε", f"{report.epsilon:g} (absolute recall)"),
+            ("knee metric", f"{report.knee_metric}@Bt"),
+            (
+                "δ = gain per 1k × (1 + (T − 1) × c)",
+                f"{report.gain_per_1k:g} × (1 + ({report.turns} − 1) × {report.cache_factor:g})"
+                f" = {report.delta:.4f} per 1,000 tokens",
+            ),
+            ("ties within ε", f"{report.epsilon:g} (absolute {report.knee_metric})"),
             ("turns T, cache factor c", f"{report.turns}, {report.cache_factor:g}"),
             ("configurations measured / reused", f"{report.computed} / {report.reused}"),
             ("wall time", f"{report.seconds:.1f} s"),
@@ -122,9 +129,10 @@ def render_html(report: SweepReport, images: Mapping[str, bytes]) -> str:
         f"<body><h1>ctxselect sweep: {_e(report.dataset)}</h1>",
         f"<p>{_e(describe(report))}</p>",
         f'<p class="recommend">{_e(recommendation(report))}</p>',
-        f'<p class="rule"><strong>The knee.</strong> {_e(KNEE_RULE)} ε = '
-        f"{report.epsilon:g}. A knee marked * is at the largest budget swept: recall may "
-        "still rise beyond it.</p>",
+        "<h2>Trade-off</h2>",
+        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in report.trade_offs) + "</ul>",
+        f'<p class="rule"><strong>The knee.</strong> {_e(KNEE_RULE)} Here δ = '
+        f"{report.delta:.4f} and ε = {report.epsilon:g}.</p>",
         "<h2>Knee per configuration</h2>",
         _table([knee_row(c) for c in report.curves]),
         "<h2>Plots</h2>",
@@ -142,8 +150,10 @@ def render_html(report: SweepReport, images: Mapping[str, bytes]) -> str:
         f"<p>Ranking metrics at {_e(report.level)} level; top-1 correct is hit@1.</p>",
         _table(report.sizes),
         "<h2>Budget tables</h2>",
-        "<p>recall/1k tok is the marginal recall: recall gained per 1,000 tokens since the "
-        "budget in the row above.</p>",
+        "<p>hit@Bt is the share of queries with a relevant document selected; recall@Bt the "
+        f"mean fraction of relevant {_e(report.label_kind)} selected. gain/1k tok is the "
+        f"{_e(report.knee_metric)} gained per 1,000 tokens since the budget in the row "
+        "above.</p>",
     ]
     for curve in report.curves:
         parts += [f"<h3>{_e(curve.label)}</h3>", _table(curve.points)]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from ctxselect.eval.knee import DEFAULT_EPSILON
 from ctxselect.eval.summary import SweepReport, knee_row
 from ctxselect.eval.tables import render_table, to_markdown
 
 KNEE_RULE = (
-    "The knee of a configuration is the smallest budget whose recall@Bt is within ε of "
-    "the best recall@Bt that configuration reaches in the sweep. The recommended budget "
-    "is the knee of the configuration with the smallest knee among those whose best "
-    "recall@Bt is within ε of the best of all configurations (ties: higher recall at the "
-    "knee, then grid order)."
+    "δ = gain per 1k × (1 + (T − 1) × c) is the least gain per 1,000 tokens worth its cost "
+    "over the session. The knee of a configuration is the smallest swept budget whose step "
+    "to the next swept budget gains less than δ per 1,000 tokens on a monotone (isotonic) "
+    "fit of its curve; the next budget confirms it, so budgets added below the knee or "
+    "above that next budget never move it. When no step gains less than δ, the knee is at "
+    "the edge (* : the largest budget swept): sweep larger budgets. The recommended budget "
+    "is, among configurations with a knee inside their range, the one with the highest "
+    "value at its knee (differences within ε count as ties, broken by fewer tokens, then "
+    "grid order)."
 )
 COST_RULE = (
     "Tokens billed over the session: B × (1 + (T − 1) × c); surplus over the knee: "
@@ -36,13 +39,20 @@ def describe(report: SweepReport) -> str:
 
 
 def recommendation(report: SweepReport) -> str:
-    """One sentence: the recommended budget, whose knee it is, recall there."""
+    """One sentence: the recommended configuration and budget, and why."""
     knee = report.recommended
-    edge = " (at the largest budget swept: try larger budgets)" if knee.at_edge else ""
+    m = knee.metric
+    where = (
+        " at the edge: sweep larger budgets (no step gained less than δ)"
+        if knee.at_edge
+        else f" (the step to {knee.next_budget:,} gains {knee.gain_after:.4f} per 1k tokens < δ)"
+    )
     return (
-        f"Recommended budget: {knee.budget} tokens{edge}, the knee of "
-        f"{report.recommended_configuration} (recall@{knee.budget}t {knee.recall:.4f}; its "
-        f"best {knee.best_recall:.4f} at {knee.best_budget} tokens; ε = {knee.epsilon:g})."
+        f"Recommended: {report.recommended_configuration} at {knee.budget:,} tokens{where}; "
+        f"{m}@{knee.budget}t {knee.recall:.4f} (its best {knee.best_recall:.4f} at "
+        f"{knee.best_budget:,} tokens); δ = {report.gain_per_1k:g} × (1 + ({report.turns} − 1)"
+        f" × {report.cache_factor:g}) = {knee.delta:.4f} {m} per 1k tokens; ε = "
+        f"{report.epsilon:g}."
     )
 
 
@@ -59,14 +69,18 @@ def sweep_tables(report: SweepReport, markdown: bool = False) -> str:
     for curve in report.curves:
         parts += [
             f"Budget table {curve.label} (tokens in {grid.tokenizer}, {grid.format} framing "
-            "included; recall/1k tok = recall gained per 1,000 tokens since the budget above):",
+            "included; hit@Bt = share of queries with a relevant document selected, recall@Bt "
+            f"= mean fraction of relevant {report.label_kind} selected; gain/1k tok = "
+            f"{report.knee_metric} gained per 1,000 tokens since the budget above):",
             table(curve.points),
         ]
-    epsilon = report.epsilon if report.curves else DEFAULT_EPSILON
     parts += [
-        f"Knees (ε = {epsilon:g}; * = knee at the largest budget swept). {KNEE_RULE}",
+        f"Knees on {report.knee_metric}@Bt (δ = {report.delta:.4f}; * = at the edge). {KNEE_RULE}",
         table([knee_row(c) for c in report.curves]),
         recommendation(report),
+        "",
+        f"Trade-off ({report.recommended_configuration}):",
+        *(f"  {line}" for line in report.trade_offs),
         "",
         f"Cost of {report.recommended_configuration} over {report.turns} turns at cache "
         f"factor c = {report.cache_factor:g}, knee {report.recommended.budget}. {COST_RULE}",

@@ -23,8 +23,14 @@ from ctxselect.eval.grid import SweepGrid
 from ctxselect.types import Document, Qrels
 
 RESULTS_FILE = "results.jsonl"
-RESULTS_VERSION = 1
-"""Bumped when a metric's definition changes, so rows measured before are not reused."""
+RESULTS_VERSION = 2
+"""Bumped when a metric's definition changes, so rows measured before are not reused.
+
+Every configuration key hashes it: rows of another version never match a key of this
+one, so they are measured again and never mixed into a report. Version 2: ``recall@Bt``
+is the fraction of relevant documents (spans) selected; version 1's ``recall@Bt`` (a
+hit rate) is now ``hit@Bt``.
+"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Turn a sweep's result rows into curves, knees, the cost table and the lab-style tables.
 
-A *curve* is one configuration's budget sweep (chunker, size, mode, packer: recall@Bt
-and friends per budget); a *size point* is one (chunker, size, mode) with its ranking
+A *curve* is one configuration's budget sweep (chunker, size, mode, packer: recall@Bt,
+hit@Bt and friends per budget); a *size point* is one (chunker, size, mode) with its ranking
 metrics. Tables render with :mod:`.tables` in the lab's layout.
 """
 
@@ -30,12 +30,17 @@ def curve_label(chunker: str, size: int, mode: str, packer: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BudgetPoint:
-    """One budget of a curve: the lab's budget row plus the budget metrics."""
+    """One budget of a curve: the lab's budget row plus the budget metrics.
+
+    ``per_1k_tokens`` is the knee metric's measured gain per 1,000 tokens since the
+    budget before (None at the first budget).
+    """
 
     budget: int
     answered: int
     n_queries: int
     recall: float
+    hit: float
     relevant_tokens: float
     tokens_used: float
     chunks: float
@@ -44,11 +49,12 @@ class BudgetPoint:
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "budget (tok)",
         "answer in context",
+        "hit@Bt",
         "recall@Bt",
         "relevant tokens",
         "tokens used",
         "avg chunks",
-        "recall/1k tok",
+        "gain/1k tok",
     )
 
     def headers(self) -> tuple[str, ...]:
@@ -61,12 +67,17 @@ class BudgetPoint:
         return (
             str(self.budget),
             f"{self.answered}/{self.n_queries}",
+            f"{self.hit:.4f}",
             f"{self.recall:.4f}",
             f"{self.relevant_tokens:.4f}",
             f"{self.tokens_used:.0f}",
             f"{self.chunks:.1f}",
             marginal,
         )
+
+    def value(self, metric: str) -> float:
+        """The knee metric's value here: ``recall`` or ``hit``."""
+        return self.hit if metric == "hit" else self.recall
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,47 +93,87 @@ class Curve:
     knee: Knee
 
     def recall_at(self, budget: int) -> float | None:
-        """recall@Bt at ``budget``, or None when that budget was not swept."""
-        return next((p.recall for p in self.points if p.budget == budget), None)
+        """The knee metric at ``budget``, or None when that budget was not swept."""
+        return next((p.value(self.knee.metric) for p in self.points if p.budget == budget), None)
 
 
 @dataclass(frozen=True, slots=True)
 class KneeRow:
-    """A curve's knee as a table row, with recall at four times the knee."""
+    """A curve's knee as a table row, with the fitted gain of the step that confirms it."""
 
     label: str
     knee: Knee
     recall_at_4x: float | None
 
-    COLUMNS: ClassVar[tuple[str, ...]] = (
-        "configuration",
-        "knee (tok)",
-        "recall@knee",
-        "recall@4×knee",
-        "best recall",
-        "best at (tok)",
-    )
-
     def headers(self) -> tuple[str, ...]:
-        """Column headers."""
-        return self.COLUMNS
+        """Column headers, named after the knee metric."""
+        m = self.knee.metric
+        return (
+            "configuration",
+            "knee (tok)",
+            f"{m}@knee",
+            "next (tok)",
+            "gain/1k after",
+            "δ",
+            f"{m}@4×knee",
+            f"best {m}",
+            "best at (tok)",
+        )
 
     def cells(self) -> tuple[str, ...]:
-        """The row's values as displayed; ``*`` marks a knee at the largest budget."""
+        """The row's values as displayed; ``*`` marks a knee at the edge of the sweep."""
+        knee = self.knee
         at_4x = "-" if self.recall_at_4x is None else f"{self.recall_at_4x:.4f}"
+        gain = "-" if knee.gain_after is None else f"{knee.gain_after:.4f}"
         return (
             self.label,
-            f"{self.knee.budget}{'*' if self.knee.at_edge else ''}",
-            f"{self.knee.recall:.4f}",
+            f"{knee.budget}{'*' if knee.at_edge else ''}",
+            f"{knee.recall:.4f}",
+            "-" if knee.next_budget is None else str(knee.next_budget),
+            gain,
+            f"{knee.delta:.4f}",
             at_4x,
-            f"{self.knee.best_recall:.4f}",
-            str(self.knee.best_budget),
+            f"{knee.best_recall:.4f}",
+            str(knee.best_budget),
         )
 
 
 def knee_row(curve: Curve) -> KneeRow:
     """Build the knee row of ``curve``."""
     return KneeRow(curve.label, curve.knee, curve.recall_at(4 * curve.knee.budget))
+
+
+def trade_off(curve: Curve, budget: int, instead_of: int) -> str:
+    """Say in plain words what ``budget`` buys over ``instead_of`` on ``curve``.
+
+    E.g. ``8,000 tokens instead of 4,000: +0.6 recall points for 2× the cost per turn``.
+
+    Raises:
+        InputError: A budget was not swept on ``curve``.
+    """
+    values = {p.budget: p.value(curve.knee.metric) for p in curve.points}
+    if budget not in values or instead_of not in values:
+        raise InputError(f"{curve.label} was not swept at {budget} and {instead_of} tokens")
+    points = (values[budget] - values[instead_of]) * 100
+    ratio = f"{budget / instead_of:.3g}×" if instead_of else "more than"
+    return (
+        f"{budget:,} tokens instead of {instead_of:,}: {points:+.1f} {curve.knee.metric} "
+        f"points for {ratio} the cost per turn"
+    )
+
+
+def knee_trade_offs(curve: Curve) -> list[str]:
+    """The trade-offs around ``curve``'s knee: the step into it and the step after it."""
+    budgets = [p.budget for p in curve.points]
+    at = budgets.index(curve.knee.budget)
+    lines = []
+    if at > 0:
+        lines.append(trade_off(curve, budgets[at], budgets[at - 1]))
+    if at + 1 < len(budgets):
+        lines.append(trade_off(curve, budgets[at + 1], budgets[at]))
+    if at + 1 < len(budgets) - 1:
+        lines.append(trade_off(curve, budgets[-1], budgets[at]))
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,53 +248,65 @@ def size_points(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class KneeSettings:
+    """How knees are found: metric (``recall``/``hit``), δ, and the tie tolerance ε."""
+
+    metric: str
+    delta: float
+    epsilon: float
+
+
 def _curve(
     found: dict[tuple[object, ...], ResultRow],
     setting: tuple[str, int, str, str],
     budgets: Sequence[int],
-    epsilon: float,
+    knee: KneeSettings,
 ) -> Curve:
     chunker, size, mode, packer = setting
     measured = []
     for budget in budgets:
-        names = [str(BudgetMetricSpec(m, budget)) for m in BUDGET_METRICS]
-        measured.append([_value(found, (*setting, budget, n)) for n in names])
-    points = [(budget, got[0].value) for budget, got in zip(budgets, measured, strict=True)]
+        names = {m: str(BudgetMetricSpec(m, budget)) for m in BUDGET_METRICS}
+        measured.append({m: _value(found, (*setting, budget, n)) for m, n in names.items()})
+    points = [(b, got[knee.metric].value) for b, got in zip(budgets, measured, strict=True)]
     gains: list[float | None] = [None, *(m.per_1k_tokens for m in marginal_recall(points))]
     budget_points = tuple(
         BudgetPoint(
             budget=budget,
-            answered=round(recall.value * recall.queries),
-            n_queries=recall.queries,
-            recall=recall.value,
-            relevant_tokens=relevant.value,
-            tokens_used=used.value,
-            chunks=chunks.value,
+            answered=round(got["hit"].value * got["hit"].queries),
+            n_queries=got["hit"].queries,
+            recall=got["recall"].value,
+            hit=got["hit"].value,
+            relevant_tokens=got["relevant-tokens"].value,
+            tokens_used=got["tokens_used"].value,
+            chunks=got["chunks"].value,
             per_1k_tokens=gain,
         )
-        for budget, (recall, relevant, used, chunks), gain in zip(
-            budgets, measured, gains, strict=True
-        )
+        for budget, got, gain in zip(budgets, measured, gains, strict=True)
     )
     label = curve_label(chunker, size, mode, packer)
-    return Curve(label, chunker, size, mode, packer, budget_points, find_knee(points, epsilon))
+    found_knee = find_knee(points, knee.delta, knee.metric)
+    return Curve(label, chunker, size, mode, packer, budget_points, found_knee)
 
 
-def curves(rows: Sequence[ResultRow], grid: SweepGrid, epsilon: float) -> list[Curve]:
+def curves(rows: Sequence[ResultRow], grid: SweepGrid, knee: KneeSettings) -> list[Curve]:
     """Build every configuration's budget curve and knee from ``rows``, in grid order."""
     found = _index(rows)
     return [
-        _curve(found, (chunker, size, mode, packer), grid.budgets, epsilon)
+        _curve(found, (chunker, size, mode, packer), grid.budgets, knee)
         for chunker, size in grid.chunkings()
         for mode in grid.modes
         for packer in grid.packers
     ]
 
 
-def recommend(all_curves: Sequence[Curve], epsilon: float) -> tuple[str, Knee]:
+def recommend(all_curves: Sequence[Curve], knee: KneeSettings) -> tuple[str, Knee]:
     """The overall knee (see :func:`.knee.overall_knee`): configuration label and knee."""
     return overall_knee(
-        {c.label: [(p.budget, p.recall) for p in c.points] for c in all_curves}, epsilon
+        {c.label: [(p.budget, p.value(knee.metric)) for p in c.points] for c in all_curves},
+        knee.delta,
+        knee.epsilon,
+        knee.metric,
     )
 
 
@@ -261,10 +324,15 @@ class SweepReport:
         unknown_docs: Judgments naming documents not in the corpus.
         spans_beyond_text: Span labels ending past their document's text.
         grid: The settings crossed; ``metrics``: ranking metrics measured.
-        epsilon, turns, cache_factor: Knee tolerance and cost settings.
+        knee_metric: What knees are found on: ``recall`` or ``hit``.
+        gain_per_1k: The least gain per 1,000 tokens sent once; ``delta``: δ, that
+            gain times the session cost factor ``1 + (turns − 1) × cache_factor``.
+        epsilon: Differences in the knee metric treated as noise (ties) across
+            configurations. turns, cache_factor: the cost settings.
         sizes: Ranking metrics per (chunker, size, mode).
         curves: Budget curves with knees, per configuration.
         recommended_configuration, recommended: The overall knee and whose it is.
+        trade_offs: The recommendation's trade-offs in plain words.
         costs: Session cost per budget of the recommended configuration at
             ``cache_factor``; ``uncached``: the same at c = 1.
         out: The results folder; ``files``: what was written there.
@@ -286,6 +354,9 @@ class SweepReport:
     spans_beyond_text: int
     grid: SweepGrid
     metrics: tuple[str, ...]
+    knee_metric: str
+    gain_per_1k: float
+    delta: float
     epsilon: float
     turns: int
     cache_factor: float
@@ -293,6 +364,7 @@ class SweepReport:
     curves: tuple[Curve, ...]
     recommended_configuration: str
     recommended: Knee
+    trade_offs: tuple[str, ...]
     costs: tuple[SessionCost, ...]
     uncached: tuple[SessionCost, ...]
     out: str

@@ -109,7 +109,8 @@ def eval_cmd(
     """Index a corpus (or reuse its index), run every query, print trec_eval metrics.
 
     With --budgets, also select under each budget as `select` does and print
-    recall@Bt, relevant-tokens@Bt, tokens_used@Bt and chunks@Bt.
+    recall@Bt (fraction of relevant documents selected), hit@Bt (answer in context),
+    relevant-tokens@Bt, tokens_used@Bt and chunks@Bt.
     """
     result = experiments.evaluate_corpus(
         corpus,
@@ -241,11 +242,27 @@ def lab(
     help="Ranking metrics (name@k).",
 )
 @click.option(
+    "--knee-metric",
+    type=click.Choice(sweeps.KNEE_METRICS),
+    default=sweeps.DEFAULT_KNEE_METRIC,
+    show_default=True,
+    help="Find knees on recall@Bt (fraction of relevant documents selected) or hit@Bt "
+    "(answer in context).",
+)
+@click.option(
+    "--gain-per-1k",
+    type=float,
+    default=sweeps.DEFAULT_GAIN_PER_1K,
+    show_default=True,
+    help="Least knee-metric gain per 1,000 tokens sent once; the knee's "
+    "δ = gain × (1 + (T - 1) × c).",
+)
+@click.option(
     "--epsilon",
     type=float,
     default=sweeps.DEFAULT_EPSILON,
     show_default=True,
-    help="Knee tolerance (absolute recall).",
+    help="Differences in the knee metric treated as ties between configurations.",
 )
 @click.option(
     "--turns", type=int, default=sweeps.DEFAULT_TURNS, show_default=True, help="Turns T (cost)."
@@ -280,6 +297,8 @@ def sweep(
     embedder: str | None,
     level: str,
     metrics: str,
+    knee_metric: str,
+    gain_per_1k: float,
     epsilon: float,
     turns: int,
     cache_factor: float,
@@ -319,6 +338,8 @@ def sweep(
         epsilon=epsilon,
         turns=turns,
         cache_factor=cache_factor,
+        knee_metric=knee_metric,
+        gain_per_1k=gain_per_1k,
         embedder=embedder,
         plots=not no_plots,
         progress=progress_enabled(),
