@@ -3,7 +3,8 @@
 Every figure comes from the product's path: ``index_paths`` with the minilm embedder (one
 chunk per document, as published BEIR figures; corpus vectors from a content-hash cache
 in .bench-cache/vectors), ``open_index``, ``Index.search_many(queries, 100, mode)``.
-hybrid-tuned is out-of-sample (each query ranked by the spec tuned on the other 4 folds);
+hybrid-tuned is out-of-sample (each query ranked by what the one-SE rule chose on the other
+4 folds);
 ``tune_index`` then tunes the index as ``ctxselect tune`` does. Also measured: indexing
 and embedding throughput (256 fresh documents, no cache, torch on 2 threads), latency per
 mode (one query at a time, k = 10, query embedding included), the HNSW graph
@@ -105,7 +106,8 @@ def _metrics(idx: Any, hits: Mapping[str, list[Any]], qrels: Any) -> dict[str, f
 
 
 def _out_of_sample(idx: Any, queries: dict[str, str], qrels: Any) -> tuple[dict[str, Any], Any]:
-    """Rank each labeled query by the spec tuned on the other folds (``tune_fusion``)."""
+    """Rank each labeled query by what the rule chose on the other folds (``tune_fusion``):
+    hybrid with the fold's spec, or bm25 or dense alone."""
     from ctxselect.tuning import fold_of, tune_fusion
 
     hybrid = idx.retriever("hybrid")
@@ -115,7 +117,10 @@ def _out_of_sample(idx: Any, queries: dict[str, str], qrels: Any) -> tuple[dict[
     hits: dict[str, Any] = {}
     for result in report.folds:
         part = {q: queries[q] for q in labeled if fold[q] == result.fold}
-        hits.update(hybrid.with_spec(result.spec).search_many(part, DEPTH))
+        if result.mode == "hybrid":
+            hits.update(hybrid.with_spec(result.spec).search_many(part, DEPTH))
+        else:
+            hits.update(idx.search_many(part, DEPTH, {"keyword": "bm25"}.get(result.mode, "dense")))
     return hits, report
 
 
@@ -198,6 +203,8 @@ def _tune(idx: Any, folder: Path, queries: dict[str, str], qrels: Any) -> dict[s
     fusion = settings["fusion"]
     return {
         "spec": report.spec.label(),
+        "mode": report.mode,
+        "fold_std": report.fold_std,
         "stored": FuseSpec(**fusion).label() if fusion else "none",
         "default_mode": settings["default_mode"],
         "cv": report.cv,

@@ -135,7 +135,7 @@ def test_sweep_writes_a_self_contained_report_folder(toy, tmp_path):
     # 3 chunkings x 2 modes: 6 ranking settings + 6 x 3 budgets
     assert (report.computed, report.reused) == (24, 0)
     rows = (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(rows) == 6 * (3 + 2) + 18 * 4
+    assert len(rows) == 6 * (3 + 2) + 18 * 5  # 5 budget metrics: recall, hit, ...
     first = json.loads(rows[0])
     assert first["dataset"] == "toy" and first["documents"] == 5 and first["queries"] == 5
     assert report.n_queries == 5 and len(report.curves) == 6 and len(report.sizes) == 6
@@ -246,13 +246,16 @@ def test_eval_budgets_select_exactly_as_index_select(toy, tmp_path):
         n_tokens = idx.table.n_tokens
         for qid, (text, doc, _) in QUERIES.items():
             for b in result.budgets:
-                expected = idx.select(text, b)
+                # eval packs to the budget: select with stop="none", minus its stop reason
+                expected = dataclasses.replace(idx.select(text, b, stop="none"), stop="")
                 hits = idx.search(text, sweeps.selection_depth(4000, n_tokens))
                 packer = budget.make_packer(
                     "skip", sweeps.MemoCounter("cl100k"), span_text=idx.store.span_text
                 )
                 assert packer.pack(hits[: sweeps.selection_depth(b, n_tokens)], b) == expected
                 found = any(p.doc_id == doc for p in expected.chunks)
+                assert result.per_query[qid][f"hit@{b}t"] == float(found)
+                # one relevant document per query: its fraction found is the hit
                 assert result.per_query[qid][f"recall@{b}t"] == float(found)
                 assert result.per_query[qid][f"tokens_used@{b}t"] == expected.tokens_used
     assert result.metrics["tokens_used@100t"] <= 100

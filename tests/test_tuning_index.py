@@ -8,6 +8,7 @@ import json
 import pytest
 
 import ctxselect as cs
+from ctxselect import tuning as tuning_module
 from ctxselect.config import FuseSpec
 from ctxselect.errors import IndexMismatchError
 from ctxselect.retrieve.hybrid import HybridRetriever
@@ -50,7 +51,7 @@ def test_tuning_records_the_fusion_and_every_reader_uses_it(labeled) -> None:
         assert report.index == str(ix) and len(report.folds) == 3
         assert set(report.baselines) == {"keyword", "dense", "rrf"}
         before.search("rare1a", 3)  # any call reloads the newer generation
-        assert before.info().generation == generation + 1
+        assert before.info().generation == generation + 2  # fusion, then calibration
         assert before.fusion == report.spec
         assert before.retriever("hybrid").spec == report.spec
     with cs.open_index(ix) as idx:
@@ -62,9 +63,11 @@ def test_tuning_records_the_fusion_and_every_reader_uses_it(labeled) -> None:
         assert tuning["cv"] == pytest.approx(report.cv, abs=1e-6)
         assert tuning["folds"] == 3 and tuning["grid_size"] == 2
         assert tuning["queries"] == str(queries) and tuning["qrels"] == str(qrels)
+        assert tuning["mode"] == report.mode and tuning["fold_std"] == pytest.approx(
+            report.fold_std, abs=1e-6
+        )
         assert idx.manifest["default_mode"] == report.default_mode
-        if report.cv > report.baselines["keyword"]:
-            assert report.default_mode == "hybrid"
+        assert report.default_mode == {"keyword": "bm25"}.get(report.mode, report.mode)
     assert cs.verify_index(ix).ok
 
 
@@ -92,3 +95,17 @@ def test_tuning_needs_dense_vectors(tmp_path, labeled) -> None:
     cs.index_paths([tmp_path / "docs"], plain)
     with pytest.raises(IndexMismatchError, match="--embedder"):
         _tune(plain, queries, qrels)
+
+
+@pytest.mark.parametrize(("side", "mode"), [("keyword", "bm25"), ("dense", "dense")])
+def test_a_side_alone_chosen_becomes_the_default_mode(labeled, monkeypatch, side, mode) -> None:
+    ix, queries, qrels = labeled
+    row = tuning_module.SINGLES.index(side)
+    monkeypatch.setattr(tuning_module, "_choose", lambda table, n_grid: (1, n_grid + row))
+    report = _tune(ix, queries, qrels)
+    assert report.mode == side and report.spec == GRID[1] and report.default_mode == mode
+    assert all(f.mode == side for f in report.folds)
+    with cs.open_index(ix) as idx:
+        assert idx.manifest["default_mode"] == mode
+        assert idx.manifest["fusion"] == dataclasses.asdict(GRID[1])  # hybrid still tuned
+        assert idx.info().settings["tuning"]["mode"] == side

@@ -7,6 +7,7 @@ server call these functions and nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -21,7 +22,10 @@ from ctxselect import modes as _modes
 from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
+from ctxselect.budget import calibration as _calibration
+from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
+from ctxselect.budget.stop import DEFAULT_STOP, check_stop
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_K,
@@ -251,11 +255,22 @@ class Index:
         return HybridRetriever(keyword, dense, self.fusion)  # type: ignore[arg-type]
 
     def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``, best first."""
+        """Return the ``k`` best chunks for ``query``, best first.
+
+        Each hit carries its calibrated ``p_relevant`` when the index is calibrated for
+        the mode (``ctxselect tune``).
+        """
         retriever = self.retriever(mode)
         if self._lazy:
-            return self._pinned(lambda r: r.search(query, k), mode)
-        return retriever.search(query, k)
+            hits = self._pinned(lambda r: r.search(query, k), mode)
+        else:
+            hits = retriever.search(query, k)
+        return _calibration.with_p(hits, self.calibration(mode))
+
+    def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
+        """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
+        mode = mode or self.manifest.get("default_mode", DEFAULT_MODE)
+        return _calibration.calibrations(self._snapshot().manifest).get(str(mode))
 
     def search_many(
         self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None
@@ -274,8 +289,11 @@ class Index:
         return retriever.explain(query, chunk_id)
 
     def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
-        """Explain the ``k`` best chunks for ``query``."""
-        return [self.explain(query, h.chunk_id, mode) for h in self.search(query, k, mode)]
+        """Explain the ``k`` best chunks for ``query`` (with P(relevant) when calibrated)."""
+        return [
+            dataclasses.replace(self.explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
+            for h in self.search(query, k, mode)
+        ]
 
     def select(
         self,
@@ -289,17 +307,30 @@ class Index:
         mmr: float | None = None,
         promote: bool = False,
         rerank_model: str | os.PathLike[str] | None = None,
+        stop: str | float = _stop.DEFAULT_STOP,
     ) -> Selection:
-        """Fill ``budget`` tokens with the best chunks for ``query``, framing included.
+        """Select the best chunks for ``query`` within ``budget`` tokens, framing included.
 
         ``k`` bounds how many ranked chunks are considered (default: enough to fill the
         budget with chunks of the index's typical size, at least 50). ``mmr`` and
         ``rerank_model`` reorder them first (see :meth:`rank`); ``promote`` then sends
-        whole sections for their selected children (see :meth:`promote`).
+        whole sections for their selected children (see :meth:`promote`). ``stop``
+        (see :mod:`ctxselect.budget.stop`): ``none`` fills the budget; a number P keeps
+        chunks while their calibrated P(relevant) >= P; ``auto`` uses the threshold
+        tuning stored for the mode, or the uncalibrated largest-score-gap rule.
+        ``Selection.stop`` says why it stopped; the budget is always a hard cap.
+
+        Raises:
+            ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
+                number on an index (or reordering) without P(relevant).
         """
+        _stop.check_stop(stop)
         hits = self.rank(query, k or self.depth(budget), mode, mmr=mmr, rerank_model=rerank_model)
-        selection = self._packer(packer, format).pack(hits, budget)
-        return self.promote(selection) if promote else selection
+        calibration = self.calibration(mode)
+        cut = _stop.cut_hits(hits, stop, calibration.threshold if calibration else None)
+        selection = self._packer(packer, format).pack(cut.kept, budget)
+        selection = self.promote(selection) if promote else selection
+        return _stop.finish(selection, cut, lambda hit: self.frame_tokens(hit, format))
 
     def rank(
         self,
@@ -387,6 +418,8 @@ class Index:
             "embedder": self.manifest.get("embedder"),
             "fusion": self.manifest.get("fusion"),
             "tuning": self.manifest.get("tuning"),
+            "calibration": _calibration.summary(self.manifest),
+            "stop_auto": _calibration.describe_auto(self.manifest, self.modes()),
         }
         pending = snap.manifest.get("pending") or {}
         bm25 = snap.segments.get("bm25")
@@ -487,8 +520,10 @@ def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> l
 
 
 __all__ = [
+    "DEFAULT_STOP",
     "Index",
     "build_index",
+    "check_stop",
     "chunk_file",
     "index_paths",
     "names",

@@ -68,7 +68,11 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One ranked search result: a chunk, its score and its rank (from 1)."""
+    """One ranked search result: a chunk, its score and its rank (from 1).
+
+    ``p_relevant`` is the calibrated probability that the chunk's document is relevant,
+    when the index is calibrated for the mode (``ctxselect tune``); None otherwise.
+    """
 
     rank: int
     chunk_id: str
@@ -79,6 +83,7 @@ class Hit:
     n_tokens: int
     text: str
     header: str = ""
+    p_relevant: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,7 @@ class Explanation:
     score: float
     terms: tuple[TermExplanation, ...]
     note: str = ""
+    p_relevant: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +115,8 @@ class SelectedChunk:
     """A piece of context in a selection: one chunk, or adjacent chunks merged.
 
     ``tokens`` is what this piece costs in the budget, framing included;
-    ``n_tokens`` is the text alone.
+    ``n_tokens`` is the text alone. ``p_relevant``: the best calibrated P(relevant) of
+    its chunks (None when the index is not calibrated for the mode).
     """
 
     chunk_ids: tuple[str, ...]
@@ -121,6 +128,7 @@ class SelectedChunk:
     score: float
     n_tokens: int
     tokens: int
+    p_relevant: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,9 @@ class Selection:
 
     ``tokens_used`` never exceeds ``budget``. ``note`` says why a selection is empty
     when it is. ``format`` is the framing the pieces were costed in; render with it.
+    ``stop`` says why the selection stopped (``budget full``, ``no more matches``,
+    ``next chunk below threshold: P 0.08 < 0.31``, ``score gap (uncalibrated): ...``);
+    ``threshold`` is the P(relevant) threshold applied, if any.
     """
 
     chunks: tuple[SelectedChunk, ...]
@@ -148,6 +159,8 @@ class Selection:
     packer: str = ""
     note: str = ""
     format: str = ""
+    stop: str = ""
+    threshold: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,10 +332,12 @@ class ContextResult:
     """What ``select_context`` returns: new pieces, references, and what it all cost.
 
     ``tokens_used`` (pieces plus reference lines) never exceeds ``budget``.
-    ``result_tokens`` is the size of this whole result as JSON, never above
+    ``result_tokens`` is the size of this whole result as the caller receives it (text
+    block plus compact metadata, ``sessions.context_wire``), never above
     ``max_result_tokens``; ``session_tokens`` adds up ``result_tokens`` of every result
     the session has received, this one included. ``dropped`` lists the first ranked
-    chunks left out (``dropped_total`` counts them all).
+    chunks left out (``dropped_total`` counts them all). ``stop`` says why the selection
+    of new material stopped, as ``Selection.stop`` does.
     """
 
     query: str
@@ -340,6 +355,7 @@ class ContextResult:
     result_tokens: int
     max_result_tokens: int
     note: str = ""
+    stop: str = ""
 
 
 @dataclass(frozen=True, slots=True)

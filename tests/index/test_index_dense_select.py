@@ -67,9 +67,11 @@ def guide(tmp_path):
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
 def test_promote_sends_the_section_within_the_budget(guide, mode) -> None:
     with cs.open_index(guide) as idx:
-        plain = idx.select("reset synchronizer release", 150, mode=mode, k=3)
+        plain = idx.select("reset synchronizer release", 150, mode=mode, k=3, stop="none")
         assert {c for p in plain.chunks for c in p.chunk_ids} >= set(RESET[1:])
-        promoted = idx.select("reset synchronizer release", 150, mode=mode, k=3, promote=True)
+        promoted = idx.select(
+            "reset synchronizer release", 150, mode=mode, k=3, promote=True, stop="none"
+        )
         section = [p for p in promoted.chunks if len(p.chunk_ids) > 1]
         assert len(section) == 1 and section[0].chunk_ids == RESET
         assert section[0].text == idx.span_text("g.md", section[0].start, section[0].end)

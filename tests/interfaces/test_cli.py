@@ -11,6 +11,7 @@ from ctxselect.interfaces.cli import commands, experiments  # noqa: F401
 from ctxselect.interfaces.cli.main import cli, main  # noqa: F401  (main registers commands)
 
 HIT_KEYS = {"rank", "chunk_id", "doc_id", "score", "start", "end", "n_tokens", "text", "header"}
+HIT_KEYS |= {"p_relevant"}  # None unless the index is calibrated (`ctxselect tune`)
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def test_search_with_mmr_matches_index_rank(guide_index):
 
 def test_select_with_mmr_and_promote_sends_the_whole_section(guide_index):
     args = ["select", "alpha cache entries", "--budget", "300", "--mmr", "0.5",
-            "--index", guide_index]  # fmt: skip
+            "--stop", "none", "--index", guide_index]  # fmt: skip
     plain = json.loads(run(*args, "--json").stdout)
     promoted = json.loads(run(*args, "--promote", "--json").stdout)
     assert all(len(p["chunk_ids"]) == 1 for p in plain["chunks"])  # two pieces, a gap between

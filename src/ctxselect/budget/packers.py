@@ -9,7 +9,7 @@ that are neighbours in their document into one piece, framed once.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ctxselect.budget._pieces import Option, Piece, Pieces
 from ctxselect.budget.base import PACKERS, Counter, Packer, SpanText
@@ -182,6 +182,7 @@ class _BasePacker:
             score=piece.score,
             n_tokens=int(self.counter.count(piece.text)),
             tokens=piece.tokens,
+            p_relevant=_best_p(hit.p_relevant for _, hit in piece.members),
         )
 
     def _empty_note(
@@ -196,6 +197,11 @@ class _BasePacker:
                 f"the skip packer would go on to smaller chunks"
             )
         return f"none of the {len(hits)} hits fit in budget {budget}"
+
+
+def _best_p(values: Iterable[float | None]) -> float | None:
+    known = [p for p in values if p is not None]
+    return max(known) if known else None
 
 
 def _check_hit(hit: Hit) -> None:

@@ -34,9 +34,7 @@ from ctxselect.interfaces.cli.numbers import number
     help=f"No tool result exceeds this many tokens (env {sessions.MAX_TOKENS_ENV}).",
 )
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option(
-    "--port", type=number(PORT), default=8000, show_default=True, help="Port for --http."
-)
+@click.option("--port", type=number(PORT), default=8000, show_default=True, help="Port for --http.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON and exit.")
 def mcp_cmd(
     index: str | None,

@@ -50,6 +50,16 @@ def embedder_choices() -> str:
     return ", ".join([*api.names("embedder"), "none"])
 
 
+def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -> str | float:
+    """Turn a bad --stop into a usage error listing the valid values."""
+    from ctxselect.errors import ConfigError
+
+    try:
+        return api.check_stop(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+
+
 def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
     """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
     from ctxselect.errors import ConfigError
@@ -271,6 +281,14 @@ def search(
     "of its chunks were selected and the section fits (markdown sections).",
 )
 @rerank_option
+@click.option(
+    "--stop",
+    default=api.DEFAULT_STOP,
+    show_default=True,
+    callback=check_stop_option,
+    help="Where to stop: auto (the threshold `tune` stored, else the largest score gap, "
+    "uncalibrated), none (fill the budget), or a P(relevant) threshold from 0 to 1.",
+)
 @index_option
 @json_option
 def select(
@@ -283,10 +301,15 @@ def select(
     mmr: float | None,
     promote: bool,
     rerank_model: str | None,
+    stop: str | float,
     index: str | None,
     as_json: bool,
 ) -> None:
-    """Select the best chunks for QUERY that fit BUDGET tokens and print the context."""
+    """Select the best chunks for QUERY within BUDGET tokens and print the context.
+
+    The budget is a cap: with --stop auto (the default) selection stops earlier where
+    the next chunk is unlikely to be relevant; the summary says why it stopped.
+    """
     with api.open_index(index) as idx:
         selection = idx.select(
             query,
@@ -298,6 +321,7 @@ def select(
             mmr=mmr,
             promote=promote,
             rerank_model=rerank_model,
+            stop=stop,
         )
         context = idx.render(selection, fmt)
         spans = [(c.doc_id, c.start, c.end) for c in selection.chunks]

@@ -84,8 +84,8 @@ def hits(ranked: Sequence[Hit], lines: Sequence[tuple[int, int]]) -> str:
     if not ranked:
         return "no chunk matches the query"
     return "\n".join(
-        f"{h.rank:>3}  {h.score:8.4f}  {h.chunk_id}  lines {first}-{last}  [{h.n_tokens} tok]  "
-        f"{_preview(h.text)}"
+        f"{h.rank:>3}  {h.score:8.4f}  {_p(h.p_relevant)}{h.chunk_id}  lines {first}-{last}  "
+        f"[{h.n_tokens} tok]  {_preview(h.text)}"
         for h, (first, last) in zip(ranked, lines, strict=True)
     )
 
@@ -99,12 +99,19 @@ def selection_summary(selection: Selection, lines: Sequence[tuple[int, int]]) ->
         f"-- {len(selection.chunks)} piece(s), {selection.tokens_used}/{selection.budget} "
         f"tokens, {len(selection.dropped)} dropped"
     )
+    line += f"; stopped: {selection.stop}" if selection.stop else ""
     rows = [f"{line}: {selection.note}" if selection.note else line]
     rows.extend(
         f"   {c.doc_id} lines {first}-{last} (chars {c.start}-{c.end}), {c.tokens} tokens"
+        + (f", P {c.p_relevant:.2f}" if c.p_relevant is not None else "")
         for c, (first, last) in zip(selection.chunks, lines, strict=True)
     )
     return "\n".join(rows)
+
+
+def _p(value: float | None) -> str:
+    """``P 0.42  `` for a calibrated hit, nothing otherwise."""
+    return "" if value is None else f"P {value:.2f}  "
 
 
 def explanations(items: Sequence[Explanation]) -> str:
@@ -113,7 +120,8 @@ def explanations(items: Sequence[Explanation]) -> str:
         return "no chunk matches the query"
     blocks = []
     for e in items:
-        rows = [f"{e.chunk_id}  score {e.score:.6f}  ({e.mode})"]
+        p = "" if e.p_relevant is None else f"  P(relevant) {e.p_relevant:.3f}"
+        rows = [f"{e.chunk_id}  score {e.score:.6f}{p}  ({e.mode})"]
         rows.append(f"  {'term':<20} {'tf':>6} {'df':>6} {'idf':>8} {'contribution':>13}")
         rows.extend(
             f"  {t.term:<20} {t.tf:>6g} {t.df:>6} {t.idf:>8.4f} {t.contribution:>13.6f}"
@@ -230,23 +238,24 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
         f"{report.index}: tuned hybrid fusion on {report.n_queries} labeled queries, "
         f"{report.grid_size} settings, {len(report.folds)}-fold cross-validation (seed "
         f"{report.seed})",
-        f"chosen:        {report.spec.label()} (depth {report.spec.depth})",
+        f"chosen:        {report.spec.label()} (depth {report.spec.depth})"
+        + ("" if report.mode == "hybrid" else f" for hybrid; {report.mode} alone to use"),
         f"{'cv ' + metric + ':':<15}{report.cv:.4f} out of sample "
-        f"(fold mean {report.cv_fold_mean:.4f}; in sample {report.in_sample:.4f})",
+        f"(fold mean {report.cv_fold_mean:.4f} ± {report.fold_std:.4f} fold to fold; "
+        f"in sample {report.in_sample:.4f})",
         f"baselines:     {versus} (untuned, same queries)",
         "",
         f"{'fold':>4}  {'spec':<24}  {'train':>6}  {'test':>6}  {'n':>4}",
     ]
     lines.extend(
-        f"{f.fold:>4}  {f.spec.label():<24}  {f.train:>6.4f}  {f.test:>6.4f}  {f.n_test:>4}"
+        f"{f.fold:>4}  {f.spec.label() if f.mode == 'hybrid' else f.mode + ' alone':<24}  "
+        f"{f.train:>6.4f}  {f.test:>6.4f}  {f.n_test:>4}"
         for f in report.folds
     )
-    keyword = report.baselines.get("keyword", 0.0)
-    why = "beats" if report.cv > keyword else "does not beat"
     lines += [
         "",
-        f"default mode:  {report.default_mode} (hybrid's cv {why} keyword alone, "
-        f"{report.cv:.4f} vs {keyword:.4f})",
+        f"default mode:  {report.default_mode} (the simplest choice within one SE of the "
+        "best: plain RRF, then keyword or dense alone, then the other settings)",
         "written to the index: search, select and the MCP server use this fusion for hybrid"
         if written
         else "dry run: nothing was written to the index",
@@ -339,7 +348,11 @@ def recommendation_data(report: SweepReport) -> dict[str, Any]:
         "budget": report.recommended.budget,
         "configuration": report.recommended_configuration,
         "recall": report.recommended.recall,
+        "metric": report.recommended.metric,
         "at_edge": report.recommended.at_edge,
+        "next_budget": report.recommended.next_budget,
+        "gain_after": report.recommended.gain_after,
+        "delta": report.recommended.delta,
         "epsilon": report.epsilon,
         "knees": {c.label: c.knee.budget for c in report.curves},
     }

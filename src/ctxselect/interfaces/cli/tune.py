@@ -1,15 +1,28 @@
-"""The ``tune`` command: fit the hybrid fusion of an index on labeled queries."""
+"""The ``tune`` command: fit the hybrid fusion and P(relevant) of an index on labeled queries."""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import click
 
-from ctxselect import config
+from ctxselect import api, config
+from ctxselect.errors import InputError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.store import wait_option
-from ctxselect.tuning import DEFAULT_FOLDS, DEFAULT_METRIC, tune_index
+from ctxselect.tuning import (
+    DEFAULT_CACHE_FACTOR,
+    DEFAULT_FOLDS,
+    DEFAULT_METRIC,
+    DEFAULT_TURNS,
+    CalibrationReport,
+    TuningReport,
+    calibrate_index,
+    tune_index,
+)
 
 
 @cli.command()
@@ -45,6 +58,20 @@ from ctxselect.tuning import DEFAULT_FOLDS, DEFAULT_METRIC, tune_index
     show_default=True,
     help="Metric to maximise (name@k, e.g. ndcg@10, recall@100).",
 )
+@click.option(
+    "--turns",
+    type=click.IntRange(1, None),
+    default=DEFAULT_TURNS,
+    show_default=True,
+    help="Turns a selection stays in the context (T of the stopping threshold).",
+)
+@click.option(
+    "--cache-factor",
+    type=click.FloatRange(0.0, 1.0),
+    default=DEFAULT_CACHE_FACTOR,
+    show_default=True,
+    help="Price of a re-sent token relative to a fresh one (c; 1.0 without a prompt cache).",
+)
 @click.option("--dry-run", is_flag=True, help="Report what tuning would choose; write nothing.")
 @index_option
 @wait_option
@@ -55,28 +82,110 @@ def tune(
     folds: int,
     seed: int,
     metric: str,
+    turns: int,
+    cache_factor: float,
     dry_run: bool,
     index: str | None,
     wait: float,
     as_json: bool,
 ) -> None:
-    """Tune how hybrid fuses keyword and dense rankings, on labeled queries.
+    """Tune hybrid fusion and calibrate P(relevant) per mode, on labeled queries.
 
-    Tries RRF and convex fusion settings with k-fold cross-validation: the figure
-    reported is out of sample (each query scored by the setting tuned on the other
-    folds), next to keyword, dense and plain RRF on the same queries. The setting
-    tuned on all queries is stored in the index (search, select and the MCP server use
-    it for hybrid), and hybrid becomes the default mode when it beats keyword alone.
-    The index needs dense vectors (`ctxselect index --embedder NAME`).
+    Fusion: weighs RRF and convex fusion settings and each side alone with k-fold
+    cross-validation, taking the simplest within one standard error of the best (plain
+    RRF first): the figure reported is out of sample (each query scored by the choice
+    made on the other folds), with its fold-to-fold spread, next to keyword, dense and
+    plain RRF on the same queries. The setting chosen on all queries is stored in the
+    index (search, select and the MCP server use it for hybrid), and the default mode
+    becomes the choice: hybrid, or bm25 or dense alone when fusion does not beat it.
+    Fusion needs dense vectors (`ctxselect index --embedder NAME`); without them only
+    the keyword modes are calibrated.
+
+    Calibration: fits P(relevant) of a ranked chunk from its rank features per mode
+    (needs at least 10 labeled queries), reports its out-of-sample expected calibration
+    error, and stores it with the stopping threshold of `select --stop auto`:
+    min(1, n x (1 + (T - 1) x c) / 2000), n the mean chunk size in tokens.
     """
-    report = tune_index(
-        index,
-        queries,
-        qrels,
-        folds=folds,
-        seed=seed,
-        metric=metric,
-        write=not dry_run,
-        wait=wait,
+    write = not dry_run
+    report = None
+    with api.open_index(index) as idx:
+        dense = "dense" in idx.modes()
+    if dense:
+        report = tune_index(
+            index,
+            queries,
+            qrels,
+            folds=folds,
+            seed=seed,
+            metric=metric,
+            write=write,
+            wait=wait,
+            calibrate=False,
+        )
+    try:
+        calibration = calibrate_index(
+            index,
+            queries,
+            qrels,
+            folds=folds,
+            seed=seed,
+            turns=turns,
+            cache_factor=cache_factor,
+            write=write,
+            wait=wait,
+        )
+    except InputError as exc:
+        if report is None:
+            raise
+        calibration, skipped = None, str(exc)
+    else:
+        skipped = ""
+    if as_json:
+        emit_json(_as_json(report, calibration, skipped))
+        return
+    if report is not None:
+        click.echo(render.tuning_report(report, written=write))
+    else:
+        click.echo(
+            f"fusion not tuned: the index has no dense vectors (add them with `ctxselect index "
+            f"--index {calibration.index if calibration else index} --embedder minilm`); "
+            f"calibrating the keyword modes only"
+        )
+    click.echo(calibration_report(calibration, written=write) if calibration else skipped)
+
+
+def _as_json(
+    report: TuningReport | None, calibration: CalibrationReport | None, skipped: str
+) -> dict[str, Any]:
+    data: dict[str, Any] = dataclasses.asdict(report) if report else {"fusion": None}
+    data["calibration"] = dataclasses.asdict(calibration) if calibration else {"skipped": skipped}
+    return data
+
+
+def calibration_report(report: CalibrationReport, *, written: bool) -> str:
+    """Per mode: out-of-sample reliability of P(relevant) and the auto stopping threshold."""
+    lines = [
+        "",
+        f"calibrated P(relevant) on {report.n_queries} labeled queries, {report.folds}-fold "
+        f"cross-validation by query (seed {report.seed}); ECE, log loss and Brier out of sample",
+        f"{'mode':<9}  {'ECE':>6}  {'logloss':>7}  {'Brier':>6}  {'base':>6}  {'chunks':>7}  "
+        f"{'stop at P':>9}",
+    ]
+    lines += [
+        f"{c.mode:<9}  {c.ece:>6.4f}  {c.log_loss:>7.4f}  {c.brier:>6.4f}  {c.base_rate:>6.4f}  "
+        f"{c.n_chunks:>7}  {c.threshold:>9.3f}"
+        for c in report.calibrations
+    ]
+    lines += [f"{mode:<9}  not calibrated: {why}" for mode, why in report.skipped.items()]
+    if report.calibrations:
+        c = report.calibrations[0]
+        lines.append(
+            f"stop at P = min(1, n x (1 + (T - 1) x c) / V) = {c.chunk_tokens:.0f} x "
+            f"(1 + {c.turns - 1} x {c.cache_factor:g}) / {c.value:g}"
+        )
+    lines.append(
+        "written to the index: select --stop auto keeps chunks while P >= the threshold"
+        if written
+        else "dry run: nothing was written to the index"
     )
-    emit_json(report) if as_json else click.echo(render.tuning_report(report, written=not dry_run))
+    return "\n".join(lines)

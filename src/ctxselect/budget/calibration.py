@@ -1,0 +1,347 @@
+"""Calibrated P(relevant) of a ranked chunk, from per-query rank features.
+
+Platt-style scaling (Platt 1999) generalised to a few features: a logistic regression,
+fitted by Newton's method (IRLS) with a small L2 penalty, maps four features of a chunk's
+place in its query's ranking to the probability that its document is relevant:
+
+- ``rel``: score / the query's top score (1 for the top chunk),
+- ``log_rank``: ln(rank),
+- ``gap``: (score of the chunk ranked just above − score) / top score (0 at rank 1),
+- ``score``: the raw score (bm25 and tfidf scores carry how well the query matched).
+
+Every feature depends only on the chunk and the ones ranked above it, so a chunk's P does
+not change with how many hits are asked for. Features are standardised with the training
+means and deviations, stored with the coefficients. One model per retrieval mode; tuning
+(:func:`ctxselect.tuning.calibrate_index`) fits it and stores it in the index manifest.
+
+Stopping threshold (cost model of :mod:`ctxselect.eval.cost`): a chunk of n tokens stays
+in the context for T turns and is billed n × (1 + (T − 1) × c). Keeping it is worth it
+when its expected value is at least that cost, p × V ≥ n × (1 + (T − 1) × c), with V the
+value of a relevant chunk in tokens; with n the index's mean chunk size the threshold is
+``min(1, n × (1 + (T − 1) × c) / V)`` (:func:`cost_threshold`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ctxselect.errors import InputError
+from ctxselect.types import Hit
+
+FEATURES = ("rel", "log_rank", "gap", "score")
+"""Feature names, in the order of the coefficients after the intercept."""
+L2 = 1.0
+"""Ridge penalty on the standardised coefficients (not the intercept)."""
+BINS = 10
+"""Equal-width bins of the expected calibration error."""
+DEFAULT_VALUE = 2000.0
+"""V: what a relevant chunk is worth, in billed tokens (see :func:`cost_threshold`)."""
+
+
+def rank_features(scores: Sequence[float]) -> np.ndarray:
+    """Return the ``(n, 4)`` features (:data:`FEATURES`) of a ranked list's scores, best first."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return np.zeros((0, len(FEATURES)))
+    top = s[0] if s[0] > 0 else 1.0
+    gap = np.zeros_like(s)
+    gap[1:] = (s[:-1] - s[1:]) / top
+    ranks = np.arange(1, s.size + 1, dtype=np.float64)
+    return np.column_stack([s / top, np.log(ranks), gap, s])
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
+    """Return ``[intercept, *coef]`` of an L2-penalised logistic regression (IRLS).
+
+    ``x`` should be standardised; the intercept is not penalised.
+    """
+    design = np.column_stack([np.ones(len(x)), x])
+    beta = np.zeros(design.shape[1])
+    penalty = np.full(design.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(steps):
+        p = _sigmoid(design @ beta)
+        grad = design.T @ (p - y) + penalty * beta
+        w = p * (1 - p) + 1e-9
+        hess = (design * w[:, None]).T @ design + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if float(np.max(np.abs(step))) < 1e-8:
+            break
+    return beta
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -35.0, 35.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A fitted map from rank features to P(relevant).
+
+    Attributes:
+        coef: Intercept then one coefficient per feature (standardised features).
+        center: Training mean of each feature.
+        scale: Training standard deviation of each feature (1 where it was 0).
+    """
+
+    coef: tuple[float, ...]
+    center: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    def predict(self, scores: Sequence[float]) -> list[float]:
+        """Return P(relevant) of each chunk of one query's ranking (scores best first)."""
+        x = (rank_features(scores) - np.array(self.center)) / np.array(self.scale)
+        beta = np.array(self.coef)
+        return [float(p) for p in _sigmoid(beta[0] + x @ beta[1:])]
+
+
+def fit(rankings: Sequence[tuple[Sequence[float], Sequence[int]]], l2: float = L2) -> Model:
+    """Fit a :class:`Model` on ``(scores best first, 0/1 labels)`` per query.
+
+    Raises:
+        InputError: No query has a ranked chunk to learn from.
+    """
+    x = np.vstack([rank_features(s) for s, _ in rankings]) if rankings else np.zeros((0, 0))
+    if x.shape[0] == 0:
+        raise InputError(
+            "no labeled query has a ranked chunk to calibrate on: check that the queries "
+            "match the index's documents (the qrels use its doc ids)"
+        )
+    y = np.concatenate([np.asarray(lab, dtype=np.float64) for _, lab in rankings])
+    center = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    beta = fit_logistic((x - center) / scale, y, l2)
+    return Model(tuple(map(float, beta)), tuple(map(float, center)), tuple(map(float, scale)))
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
+    """ECE: the share-weighted mean |mean P − share relevant| over equal-width P bins."""
+    if len(p) == 0:
+        return 0.0
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            total += inside.sum() * abs(float(p[inside].mean()) - float(y[inside].mean()))
+    return total / len(p)
+
+
+@dataclass(frozen=True, slots=True)
+class Reliability:
+    """Out-of-sample reliability of P: ECE, log loss and Brier score over held-out chunks."""
+
+    ece: float
+    log_loss: float
+    brier: float
+    n_chunks: int
+    base_rate: float
+
+
+def cross_validate(
+    rankings: Mapping[str, tuple[Sequence[float], Sequence[int]]],
+    fold: Mapping[str, int],
+    l2: float = L2,
+) -> Reliability:
+    """Score every query's chunks with a model fitted on the other folds; measure P."""
+    ps, ys = [], []
+    for f in sorted(set(fold.values())):
+        train = [r for q, r in rankings.items() if fold[q] != f]
+        test = [r for q, r in rankings.items() if fold[q] == f]
+        if not any(len(scores) for scores, _ in train) or not test:
+            continue  # nothing to fit on without this fold's queries
+        model = fit(train, l2)
+        for scores, labels in test:
+            ps.append(np.array(model.predict(scores)))
+            ys.append(np.asarray(labels, dtype=np.float64))
+    p = np.concatenate(ps) if ps else np.zeros(0)
+    y = np.concatenate(ys) if ys else np.zeros(0)
+    clipped = np.clip(p, 1e-12, 1 - 1e-12)
+    log_loss = (
+        float(-np.mean(y * np.log(clipped) + (1 - y) * np.log(1 - clipped))) if len(p) else 0.0
+    )
+    return Reliability(
+        ece=expected_calibration_error(p, y),
+        log_loss=log_loss,
+        brier=float(np.mean((p - y) ** 2)) if len(p) else 0.0,
+        n_chunks=len(p),
+        base_rate=float(y.mean()) if len(y) else 0.0,
+    )
+
+
+def cost_threshold(
+    chunk_tokens: float, turns: int, cache_factor: float, value: float = DEFAULT_VALUE
+) -> float:
+    """Return ``min(1, n × (1 + (T − 1) × c) / V)``: the P a chunk needs to be worth sending."""
+    return min(1.0, chunk_tokens * (1 + (turns - 1) * cache_factor) / value)
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """One mode's calibration as the manifest stores it (key ``calibration``, by mode).
+
+    Attributes:
+        mode: The retrieval mode whose scores it reads.
+        model: The fitted model (on every labeled query).
+        threshold: P below which ``stop="auto"`` stops (:func:`cost_threshold`).
+        ece: Out-of-sample expected calibration error (k-fold by query, 10 bins).
+        log_loss: Out-of-sample log loss.
+        brier: Out-of-sample Brier score.
+        base_rate: Share of relevant chunks among those ranked.
+        n_queries: Labeled queries fitted on.
+        n_chunks: Ranked chunks fitted on.
+        depth: Chunks ranked per query.
+        folds: Cross-validation folds.
+        turns: T of the cost model.
+        cache_factor: c of the cost model.
+        value: V of the cost model, in tokens.
+        chunk_tokens: n of the cost model: the index's mean chunk size.
+    """
+
+    mode: str
+    model: Model
+    threshold: float
+    ece: float
+    log_loss: float
+    brier: float
+    base_rate: float
+    n_queries: int
+    n_chunks: int
+    depth: int
+    folds: int
+    turns: int
+    cache_factor: float
+    value: float
+    chunk_tokens: float
+
+    def to_manifest(self) -> dict[str, Any]:
+        """Return the JSON-able form the manifest keeps."""
+        data = asdict(self)
+        data["features"] = list(FEATURES)
+        return data
+
+    @classmethod
+    def from_manifest(cls, data: Mapping[str, Any]) -> Calibration | None:
+        """Rebuild a calibration from the manifest (None if it is not one this code reads)."""
+        try:
+            if list(data.get("features", [])) != list(FEATURES):
+                return None
+            raw = dict(data["model"])
+            model = Model(tuple(raw["coef"]), tuple(raw["center"]), tuple(raw["scale"]))
+            fields = {k: data[k] for k in cls.__dataclass_fields__ if k != "model"}
+            made = cls(model=model, **fields)
+        except (KeyError, TypeError, ValueError):
+            return None
+        ok = len(model.coef) == len(FEATURES) + 1 and all(map(math.isfinite, model.coef))
+        return made if ok else None
+
+
+def calibrations(manifest: Mapping[str, Any]) -> dict[str, Calibration]:
+    """Return the calibrations stored in an index manifest, by mode (unreadable ones skipped)."""
+    stored = manifest.get("calibration")
+    if not isinstance(stored, Mapping):
+        return {}
+    out = {}
+    for mode, data in stored.items():
+        made = Calibration.from_manifest(data) if isinstance(data, Mapping) else None
+        if made is not None:
+            out[str(mode)] = made
+    return out
+
+
+def with_p(hits: Sequence[Hit], calibration: Calibration | None) -> list[Hit]:
+    """Return ``hits`` (one query's ranking, best first) with ``p_relevant`` set."""
+    if calibration is None or not hits:
+        return list(hits)
+    ps = calibration.model.predict([h.score for h in hits])
+    return [replace(h, p_relevant=round(p, 6)) for h, p in zip(hits, ps, strict=True)]
+
+
+def summary(manifest: Mapping[str, Any]) -> dict[str, dict[str, float | int]]:
+    """Per calibrated mode, what ``ctxselect info`` shows: reliability and threshold."""
+    return {
+        mode: {
+            "ece": c.ece,
+            "threshold": c.threshold,
+            "n_queries": c.n_queries,
+            "turns": c.turns,
+            "cache_factor": c.cache_factor,
+        }
+        for mode, c in calibrations(manifest).items()
+    }
+
+
+def describe_auto(manifest: Mapping[str, Any], modes: Sequence[str]) -> dict[str, str]:
+    """Say, per mode, what ``stop="auto"`` does on this index (``ctxselect info`` shows it)."""
+    found = calibrations(manifest)
+    out = {}
+    for mode in modes:
+        cal = found.get(mode)
+        out[mode] = (
+            f"calibrated: keep chunks while P(relevant) >= {cal.threshold:.3f} "
+            f"(out-of-sample ECE {cal.ece:.3f}, {cal.n_queries} queries)"
+            if cal is not None
+            else "uncalibrated: cut at the largest score gap among the top 20 "
+            "(run `ctxselect tune` to calibrate)"
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationReport:
+    """What calibration fitted, per mode, and the modes it could not fit.
+
+    Attributes:
+        index: The index calibrated.
+        calibrations: One per calibrated mode.
+        skipped: mode -> why it was not calibrated (e.g. no dense vectors).
+        n_queries: Labeled queries used.
+        folds: Cross-validation folds of the reported ECE, log loss and Brier score.
+        seed: Seed of the fold assignment.
+    """
+
+    index: str
+    calibrations: tuple[Calibration, ...]
+    skipped: dict[str, str]
+    n_queries: int
+    folds: int
+    seed: int
+
+
+def calibrate(
+    mode: str,
+    rankings: Mapping[str, tuple[Sequence[float], Sequence[int]]],
+    fold: Mapping[str, int],
+    *,
+    depth: int,
+    turns: int,
+    cache_factor: float,
+    value: float,
+    chunk_tokens: float,
+) -> Calibration:
+    """Fit ``mode``'s model on every query and measure it out of sample by ``fold``."""
+    reliability = cross_validate(rankings, fold)
+    return Calibration(
+        mode=mode,
+        model=fit(list(rankings.values())),
+        threshold=round(cost_threshold(chunk_tokens, turns, cache_factor, value), 6),
+        ece=round(reliability.ece, 6),
+        log_loss=round(reliability.log_loss, 6),
+        brier=round(reliability.brier, 6),
+        base_rate=round(reliability.base_rate, 6),
+        n_queries=len(rankings),
+        n_chunks=reliability.n_chunks,
+        depth=depth,
+        folds=len(set(fold.values())),
+        turns=turns,
+        cache_factor=cache_factor,
+        value=value,
+        chunk_tokens=round(chunk_tokens, 3),
+    )

@@ -1,0 +1,154 @@
+"""Where a selection stops: at the budget, at a P(relevant) threshold, or at a score gap.
+
+``stop`` takes ``none`` (fill the budget), a number P in [0, 1] (keep ranked chunks while
+their calibrated P(relevant) >= P) or ``auto``: the threshold tuning stored for the mode
+when the index is calibrated, else an uncalibrated rule on the score curve, the largest
+gap (Arampatzis et al. 2009, "Where to stop reading a ranked list?", score-distribution
+cut-offs): among the top :data:`GAP_DEPTH` scores, the list is cut after the rank with the
+largest drop to the next score (a scale-free rule: it reads the same on bm25, cosine and
+fused scores). The budget always stays a hard cap, and every selection says why it
+stopped (``Selection.stop``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ctxselect.budget.packers import GREEDY_STOPPED
+from ctxselect.errors import ConfigError
+from ctxselect.types import DroppedChunk, Hit, Selection
+
+STOP_NAMES = ("auto", "none")
+"""Named stopping rules; a number in [0, 1] is a P(relevant) threshold."""
+DEFAULT_STOP = "auto"
+GAP_DEPTH = 20
+"""Ranks the uncalibrated largest-gap rule looks at."""
+BUDGET_FULL = "budget full"
+NO_MORE = "no more matches"
+UNCALIBRATED = "uncalibrated"
+
+
+def check_stop(stop: object) -> str | float:
+    """Return ``stop`` as ``"auto"``, ``"none"`` or a float in [0, 1].
+
+    Raises:
+        ConfigError: ``stop`` is another name, or a number outside [0, 1].
+    """
+    valid = f"use {', '.join(STOP_NAMES)} or a P(relevant) threshold from 0 to 1"
+    value: float
+    if isinstance(stop, str):
+        name = stop.strip().lower()
+        if name in STOP_NAMES:
+            return name
+        try:
+            value = float(name)
+        except ValueError:
+            raise ConfigError(f"unknown stop rule {stop!r}: {valid}") from None
+    elif isinstance(stop, int | float) and not isinstance(stop, bool):
+        value = float(stop)
+    else:
+        raise ConfigError(f"unknown stop rule {stop!r}: {valid}")
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise ConfigError(f"stop threshold {stop!r} is outside [0, 1]: {valid}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Where a ranked list is cut before packing.
+
+    Attributes:
+        kept: Hits the packer may take, best first.
+        rest: Hits cut off, best first.
+        reason: Why the list was cut ("" when it was not).
+        threshold: The P threshold applied (None for ``none`` and the gap rule).
+        dropped_reason: The reason each cut hit is dropped with.
+    """
+
+    kept: tuple[Hit, ...]
+    rest: tuple[Hit, ...]
+    reason: str
+    threshold: float | None
+    dropped_reason: str
+
+
+def cut_hits(hits: Sequence[Hit], stop: object, auto_threshold: float | None = None) -> Cut:
+    """Cut ranked ``hits`` where the rule ``stop`` says (see the module docstring).
+
+    Args:
+        hits: Ranked hits, best first; ``p_relevant`` set when the mode is calibrated.
+        stop: ``auto``, ``none`` or a P threshold in [0, 1].
+        auto_threshold: The threshold tuning chose for the mode (None: uncalibrated).
+
+    Raises:
+        ConfigError: Bad ``stop``, or a P threshold on hits without P(relevant).
+    """
+    rule = check_stop(stop)
+    hits = tuple(hits)
+    calibrated = bool(hits) and all(h.p_relevant is not None for h in hits)
+    if rule == "none":
+        return Cut(hits, (), "", None, "")
+    if isinstance(rule, float):
+        if hits and not calibrated:
+            raise ConfigError(
+                f"stop={rule:g} needs P(relevant), and this index is not calibrated for "
+                f"the mode (or mmr/rerank reordered the hits): run `ctxselect tune --queries "
+                f"... --qrels ...` first, or use --stop auto or --stop none"
+            )
+        return _threshold_cut(hits, rule)
+    if calibrated and auto_threshold is not None:
+        return _threshold_cut(hits, auto_threshold)
+    return _gap_cut(hits)
+
+
+def _threshold_cut(hits: tuple[Hit, ...], threshold: float) -> Cut:
+    for i, hit in enumerate(hits):
+        p = float(hit.p_relevant or 0.0)
+        if p < threshold:
+            why = f"P {p:.2f} < {threshold:.2f}"
+            return Cut(
+                hits[:i],
+                hits[i:],
+                f"next chunk below threshold: {why}",
+                threshold,
+                f"below threshold: {why}",
+            )
+    return Cut(hits, (), "", threshold, "")
+
+
+def _gap_cut(hits: tuple[Hit, ...]) -> Cut:
+    top = hits[: min(GAP_DEPTH, len(hits))]
+    if len(top) < 2:
+        return Cut(hits, (), "", None, "")
+    gaps = [top[i].score - top[i + 1].score for i in range(len(top) - 1)]
+    at = max(range(len(gaps)), key=lambda i: (gaps[i], -i))  # the first of equal gaps
+    if len(hits) == len(top) and gaps[at] <= 0:
+        return Cut(hits, (), "", None, "")
+    after, below = top[at], hits[at + 1]
+    why = (
+        f"score gap ({UNCALIBRATED}): {after.score:.4g} at rank {after.rank} -> "
+        f"{below.score:.4g}, the largest drop among the top {len(top)}"
+    )
+    return Cut(
+        hits[: at + 1], hits[at + 1 :], why, None, f"after the largest score gap ({UNCALIBRATED})"
+    )
+
+
+def finish(selection: Selection, cut: Cut, cost: Callable[[Hit], int]) -> Selection:
+    """Add the cut hits to ``dropped`` (``cost``: a hit's framed tokens alone) and say why
+    the selection stopped."""
+    full = any(
+        d.reason.startswith("does not fit") or d.reason.startswith(GREEDY_STOPPED)
+        for d in selection.dropped
+    )
+    stop = BUDGET_FULL if full else cut.reason or NO_MORE
+    rest = tuple(DroppedChunk(h.chunk_id, h.doc_id, cost(h), cut.dropped_reason) for h in cut.rest)
+    note = selection.note
+    if not selection.chunks and cut.rest and not cut.kept:
+        note = f"nothing selected: {cut.reason}"
+    return dataclasses.replace(
+        selection, dropped=selection.dropped + rest, stop=stop, threshold=cut.threshold, note=note
+    )

@@ -1,0 +1,91 @@
+"""Stopping rules: where a ranked list is cut before packing, and why a selection stopped."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from budget_helpers import COUNTER, hit
+
+from ctxselect.budget import make_packer
+from ctxselect.budget.stop import BUDGET_FULL, NO_MORE, check_stop, cut_hits, finish
+from ctxselect.errors import ConfigError
+
+TEXT = "a fairly short chunk of text about one thing"
+
+
+def _hits(scores, ps=None):
+    out = [hit(i + 1, f"d{i}", 0, TEXT, score=s) for i, s in enumerate(scores)]
+    if ps is not None:
+        out = [dataclasses.replace(h, p_relevant=p) for h, p in zip(out, ps, strict=True)]
+    return out
+
+
+def _select(hits, budget, stop, auto=None):
+    cut = cut_hits(hits, stop, auto)
+    packed = make_packer("skip", COUNTER).pack(cut.kept, budget)
+    return finish(packed, cut, lambda h: COUNTER.count(h.text))
+
+
+@pytest.mark.parametrize("good", ["auto", "none", "NONE", "0", "1", "0.3", 0.25, 1])
+def test_check_stop_accepts_names_and_thresholds(good):
+    value = check_stop(good)
+    assert value in ("auto", "none") or 0.0 <= value <= 1.0
+
+
+@pytest.mark.parametrize("bad", ["sometimes", "1.5", "-0.1", 2, float("nan"), None, True])
+def test_check_stop_refuses_with_the_valid_values(bad):
+    with pytest.raises(ConfigError, match="auto, none or a P\\(relevant\\) threshold"):
+        check_stop(bad)
+
+
+def test_threshold_keeps_chunks_while_p_is_high_enough():
+    hits = _hits([9, 8, 7, 6], [0.7, 0.4, 0.1, 0.05])
+    selection = _select(hits, 10_000, 0.3)
+    assert [c.doc_id for c in selection.chunks] == ["d0", "d1"]
+    assert selection.stop == "next chunk below threshold: P 0.10 < 0.30"
+    assert selection.threshold == 0.3
+    below = [d for d in selection.dropped if d.reason.startswith("below threshold")]
+    assert [d.chunk_id for d in below] == ["d2#0", "d3#0"]
+    assert all(d.tokens > 0 for d in below)
+    assert [c.p_relevant for c in selection.chunks] == [0.7, 0.4]
+
+
+def test_auto_uses_the_stored_threshold_when_calibrated():
+    hits = _hits([9, 8, 7], [0.6, 0.2, 0.1])
+    assert len(_select(hits, 10_000, "auto", auto=0.5).chunks) == 1
+    assert len(_select(hits, 10_000, "auto", auto=0.15).chunks) == 2
+
+
+def test_the_budget_stays_a_hard_cap_and_wins_the_reason():
+    hits = _hits([9, 8, 7, 6], [0.9, 0.9, 0.9, 0.1])
+    one = COUNTER.count(TEXT) + 40  # room for about one framed chunk
+    selection = _select(hits, one, 0.3)
+    assert selection.tokens_used <= one
+    assert selection.stop == BUDGET_FULL
+
+
+def test_none_fills_the_budget_and_says_no_more_matches():
+    hits = _hits([9, 8, 7], [0.9, 0.01, 0.01])
+    selection = _select(hits, 10_000, "none")
+    assert len(selection.chunks) == 3
+    assert selection.stop == NO_MORE
+    assert selection.threshold is None
+
+
+def test_uncalibrated_auto_cuts_at_the_largest_score_gap():
+    selection = _select(_hits([10.0, 9.5, 9.2, 4.0, 3.8, 3.5]), 10_000, "auto")
+    assert [c.doc_id for c in selection.chunks] == ["d0", "d1", "d2"]
+    assert selection.stop.startswith("score gap (uncalibrated)")
+    assert "rank 3" in selection.stop
+
+
+def test_a_threshold_without_p_is_an_error_saying_to_tune():
+    with pytest.raises(ConfigError, match="ctxselect tune"):
+        cut_hits(_hits([3, 2, 1]), 0.2)
+
+
+def test_nothing_above_the_threshold_says_so():
+    selection = _select(_hits([3, 2], [0.05, 0.01]), 10_000, 0.3)
+    assert selection.chunks == ()
+    assert "below threshold" in selection.note
