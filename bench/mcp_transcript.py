@@ -2,10 +2,15 @@
 
 Copies chapters 01-10 of docs/ to a temporary folder, indexes them with ``ctxselect
 index``, starts ``ctxselect mcp`` as a subprocess and talks to it over stdio with the MCP
-SDK's own client: lists the tools, asks two overlapping questions with select_context,
-asks the second one again in a new session (a second server process) for comparison,
-reads one chunk, and makes one call that fails. The transcript goes between the markers
-in docs/11-mcp.md; the numbers are printed as JSON lines. Prints, never asserts.
+SDK's own client: lists the tools, asks a question with select_context, asks it again
+(identical), asks a second question, asks it again with stop=none (fill the budget) and then
+in a new session (a second server process) for comparison, reads one chunk, and makes one
+call that fails. The transcript goes
+between the markers in docs/11-mcp.md; the numbers are printed as JSON lines: per call
+tokens_used, result_tokens (everything the client received: the text block plus the
+structured content as compact JSON) and new_tokens (new material: the pieces' tokens), and
+for the identical repeat its new material as a share of the first call's tokens_used.
+Prints, never asserts.
 
     python bench/mcp_transcript.py            # rewrite the transcript in docs/11-mcp.md
     python bench/mcp_transcript.py --dry-run  # print it instead
@@ -33,6 +38,8 @@ END = "<!-- transcript:end -->"
 FIRST = "How does the markdown chunker split a document at its headings?"
 SECOND = "What header does a markdown chunk get, and what is its parent section?"
 BUDGET = 1500
+CALLS = ((FIRST, ""), (FIRST, ""), (SECOND, ""), (SECOND, "none"))
+"""Session 1's select_context calls: (query, stop argument; "" leaves the default, auto)."""
 
 
 def _env() -> dict[str, str]:
@@ -56,7 +63,8 @@ async def _call(client: Client, log: list[str], name: str, args: dict[str, Any])
     if result.is_error:
         log.append(f"← error: {result.content[0].text}")
         return None
-    return result.structured_content
+    text = "".join(block.text for block in result.content if block.type == "text")
+    return result.structured_content | {"_text": text}
 
 
 def _flat(text: str, width: int = 58) -> str:
@@ -65,23 +73,25 @@ def _flat(text: str, width: int = 58) -> str:
 
 
 def _context_lines(result: dict[str, Any]) -> list[str]:
-    lines = []
-    for piece in result["pieces"]:
-        ids = " ".join("#" + c.rsplit("#", 1)[1] for c in piece["chunk_ids"])
-        lines.append(
-            f"← piece {piece['doc_id']} lines {piece['line_start']}-{piece['line_end']} "
-            f'(chunks {ids}), {piece["tokens"]} tokens: "{_flat(piece["text"])}"'
-        )
-    lines.extend(f"← reference ({r['tokens']} tokens): {r['text']}" for r in result["references"])
-    first = result["dropped"][0] if result["dropped"] else None
-    dropped = f"{result['dropped_total']} ranked chunks left out"
-    if first:
-        dropped += f" (first: {first['chunk_id']}, {first['reason']})"
-    lines.append(
-        f"← tokens_used {result['tokens_used']} of budget {result['budget']}; "
-        f"tokens_saved {result['tokens_saved']}; result_tokens {result['result_tokens']}; "
-        f"session_tokens {result['session_tokens']}; call {result['call']}; {dropped}"
-    )
+    """The text block abbreviated (each piece's opening line and first words), then the
+    structured content without its piece and reference lists (the text shows them)."""
+    lines = ["← text:"]
+    fence, opened = "", False
+    for line in result["_text"].splitlines():
+        if fence and line == fence:
+            fence = ""
+        elif fence:
+            if opened:
+                lines.append(f"    {_flat(line)}")
+            opened = False
+        elif line.startswith("~~~"):
+            fence, opened = line.split(" ", 1)[0], True
+            lines.append(f"    {line}")
+        elif line:
+            lines.append(f"    {line}")
+    meta = {k: v for k, v in result.items() if k not in ("_text", "pieces", "references")}
+    pieces = [" ".join(p["chunk_ids"]) for p in result["pieces"]]
+    lines.append(f"← structured: pieces {pieces}; {json.dumps(meta, ensure_ascii=False)}")
     return lines
 
 
@@ -95,15 +105,19 @@ async def _session(work: Path, log: list[str], numbers: list[dict[str, Any]]) ->
             tools = (await client.list_tools()).tools
             log.append("→ tools/list")
             log.append("← " + ", ".join(t.name for t in tools))
-            for query in (FIRST, SECOND):
+            for query, stop in CALLS:
                 log.append("")
-                result = await _call(
-                    client, log, "select_context", {"query": query, "budget": BUDGET}
-                )
+                args = {"query": query, "budget": BUDGET} | ({"stop": stop} if stop else {})
+                result = await _call(client, log, "select_context", args)
                 log.extend(_context_lines(result))
-                numbers.append({"session": 1, "query": query} | _numbers(result))
+                numbers.append({"session": 1, "query": query, "stop_arg": stop or "auto"})
+                numbers[-1] |= _numbers(result)
+            numbers[1]["repeat_share"] = round(
+                numbers[1]["new_tokens"] / numbers[0]["tokens_used"], 4
+            )
             log.append("")
-            chunk_id = result["references"][0]["chunk_id"] if result["references"] else None
+            refs = numbers[1]["references"]  # what the identical repeat referenced
+            chunk_id = refs[0] if refs else None
             if chunk_id:
                 passage = await _call(client, log, "get_chunk", {"chunk_id": chunk_id})
                 log.append(
@@ -126,16 +140,19 @@ async def _fresh(work: Path, log: list[str], numbers: list[dict[str, Any]]) -> N
     )  # fmt: skip
     with open(os.devnull, "w", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
-            result = await _call(client, log, "select_context", {"query": SECOND, "budget": BUDGET})
+            args = {"query": SECOND, "budget": BUDGET, "stop": "none"}
+            result = await _call(client, log, "select_context", args)
             log.extend(_context_lines(result))
-            numbers.append({"session": 2, "query": SECOND} | _numbers(result))
+            numbers.append({"session": 2, "query": SECOND, "stop_arg": "none"} | _numbers(result))
 
 
 def _numbers(result: dict[str, Any]) -> dict[str, Any]:
-    keys = ("tokens_used", "tokens_saved", "result_tokens", "session_tokens")
-    return {k: result[k] for k in keys} | {
+    keys = ("tokens_used", "tokens_saved", "result_tokens", "session_tokens", "stop")
+    return {k: result.get(k) for k in keys} | {
+        "new_tokens": sum(p["tokens"] for p in result["pieces"]),
+        "overhead": round(result["result_tokens"] / max(1, result["tokens_used"]), 4),
         "pieces": [p["chunk_ids"] for p in result["pieces"]],
-        "references": [r["chunk_id"] for r in result["references"]],
+        "references": list(result["references"]),
     }
 
 
@@ -149,7 +166,7 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
         anyio.run(_session, work, first, numbers)
         second: list[str] = []
         anyio.run(_fresh, work, second, numbers)
-    saved = numbers[1]["tokens_saved"]
+    one, repeat, two, filled = numbers[:4]
     text = "\n".join(
         [
             "Made by `python bench/mcp_transcript.py`: chapters 01-10 copied to `chapters/`, "
@@ -161,11 +178,17 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
             *first,
             "```",
             "",
-            f"The second question overlaps the first: {len(numbers[1]['references'])} of its "
-            f"best chunks were already in the conversation, so they came back as references, "
-            f"saving {saved} tokens, and the budget went to chunks the session had not seen. "
-            "The same question in a new session (a second `ctxselect mcp` process) sends "
-            "those chunks again:",
+            f"The first call used {one['tokens_used']} tokens of context (stop: {one['stop']}) "
+            f"and the whole result was {one['result_tokens']} tokens: the text block plus the "
+            f"structured content, as the client received them. Asked again, the same question "
+            f"came back as {len(repeat['references'])} references plus {repeat['new_tokens']} "
+            f"tokens of new material ({repeat['repeat_share']:.0%} of the first call's "
+            f"tokens_used). The second question used {two['tokens_used']} tokens "
+            f"(stop: {two['stop']}). Asked again with stop=none, which fills the budget, "
+            f"{len(filled['references'])} of its chunks were already in the conversation and "
+            f"came back as references, saving {filled['tokens_saved']} tokens; the budget went "
+            "to chunks the session had not seen. The same request in a new session (a "
+            "second `ctxselect mcp` process) sends those chunks again:",
             "",
             "```text",
             *second,

@@ -9,7 +9,7 @@ import pytest
 
 from ctxselect import api, sessions
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexNotFoundError, NotFoundError
-from ctxselect.sessions import Sessions, limits
+from ctxselect.sessions import Sessions, context_text, context_wire, limits
 from test_sessions_helpers import FIRST, SECOND, build
 
 
@@ -30,8 +30,8 @@ def _sent_ids(result) -> set[str]:
 
 
 def test_second_overlapping_selection_sends_references_and_new_material(service):
-    first = service.select_context("s", FIRST, 300)
-    second = service.select_context("s", SECOND, 300)
+    first = service.select_context("s", FIRST, 300, stop="none")
+    second = service.select_context("s", SECOND, 300, stop="none")
     assert first.references == () and first.tokens_saved == 0
     referenced = {r.chunk_id for r in second.references}
     assert referenced and referenced <= _sent_ids(first)
@@ -48,9 +48,9 @@ def test_second_overlapping_selection_sends_references_and_new_material(service)
 
 
 def test_saved_budget_goes_to_new_material(service):
-    first = service.select_context("s", FIRST, 300)
-    second = service.select_context("s", SECOND, 300)
-    plain = service.select_context("other", SECOND, 300)
+    first = service.select_context("s", FIRST, 300, stop="none")
+    second = service.select_context("s", SECOND, 300, stop="none")
+    plain = service.select_context("other", SECOND, 300, stop="none")
     extra = _sent_ids(second) - _sent_ids(plain)
     assert extra  # next-best chunks the plain selection had no room for
     assert not extra & _sent_ids(first)
@@ -93,8 +93,51 @@ def test_sessions_are_independent_and_none_remembers_nothing(service):
 def test_result_and_session_tokens_are_exact(service):
     results = [service.select_context("s", q, 300) for q in (FIRST, SECOND, FIRST)]
     for result in results:
-        assert result.result_tokens == service.index.count_tokens(limits.to_json(result))
+        assert result.result_tokens == service.index.count_tokens(context_wire(result))
     assert results[-1].session_tokens == sum(r.result_tokens for r in results)
+
+
+def test_text_block_is_the_context_as_select_prints_it(service):
+    first = service.select_context("s", FIRST, 300)
+    text = context_text(first)
+    rendered = service.index.render(service.index.select(FIRST, 300))
+    assert rendered and text.startswith(rendered)
+    assert service.index.count_tokens(rendered) == first.tokens_used
+    summary = text[len(rendered) :]
+    assert summary.count("\n") == 1 and f"{first.tokens_used} of 300 tokens" in summary
+    again = service.select_context("s", FIRST, 300)
+    lines = context_text(again).splitlines()
+    refs = [line for line in lines if line.startswith("already provided: ")]
+    assert refs == [r.text for r in again.references] and refs
+    assert context_wire(again).startswith(context_text(again))
+
+
+def test_a_repeat_spends_nothing_past_where_select_stops(service, monkeypatch):
+    plain = api.Index.select
+
+    def stopping(self, query, budget, **options):  # stops after the best chunk
+        return plain(self, query, budget, **(options | {"k": 1}))
+
+    monkeypatch.setattr(api.Index, "select", stopping)
+    first = service.select_context("s", FIRST, 1000, stop="none")
+    again = service.select_context("s", FIRST, 1000, stop="none")
+    assert _sent_ids(first) == {service.index.search(FIRST, 1)[0].chunk_id}
+    assert again.pieces == () and again.references  # no filler with the freed budget
+    assert again.tokens_used == sum(r.tokens for r in again.references)
+
+
+def test_stop_passes_through_and_a_repeat_gets_only_references(service):
+    first = service.select_context("s", FIRST, 1000)  # auto: where select stops
+    plain = service.index.select(FIRST, 1000)
+    assert first.stop == plain.stop and first.tokens_used == plain.tokens_used < 1000
+    again = service.select_context("s", FIRST, 1000)
+    assert again.pieces == () and {r.chunk_id for r in again.references} == _sent_ids(first)
+    filled = service.select_context("t", FIRST, 1000, stop="none")
+    assert filled.tokens_used > first.tokens_used
+    assert filled.stop == service.index.select(FIRST, 1000, stop="none").stop
+    for bad in ("maybe", 1.5):
+        with pytest.raises(ConfigError, match="auto, none or a P"):
+            service.select_context("s", FIRST, 300, stop=bad)
 
 
 def _many_notes(tmp_path):
@@ -111,7 +154,7 @@ def test_no_result_exceeds_the_cap(tmp_path):
     small = Sessions.open(_many_notes(tmp_path), max_result_tokens=1000)
     result = small.select_context("s", "agent cache entries", 1000)
     assert result.result_tokens <= 1000 and result.pieces
-    assert result.result_tokens == small.index.count_tokens(limits.to_json(result))
+    assert result.result_tokens == small.index.count_tokens(context_wire(result))
     assert any("result cap" in d.reason for d in result.dropped)
     search = small.search("s", "note", 50)
     assert search.result_tokens <= 1000 and "to stay within 1000 tokens" in search.note

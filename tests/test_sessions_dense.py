@@ -25,34 +25,34 @@ def service(tmp_path):
 
 
 def test_promoted_section_is_sent_whole_and_every_chunk_counts_as_received(service):
-    first = service.select_context("s", QUERY, 300, mmr=0.5, promote=True)
+    first = service.select_context("s", QUERY, 300, mmr=0.5, promote=True, stop="none")
     [piece] = [p for p in first.pieces if p.doc_id == "guide.md"]
     assert piece.chunk_ids == SECTION
     assert all(s.strip() in piece.text for s in (ALPHA, WEATHER, OLDEST))
     assert first.tokens_used <= first.budget
     # The middle chunk was never a hit for QUERY: it counts as received through the section.
-    again = service.select_context("s", "weather report clouds rain", 300)
+    again = service.select_context("s", "weather report clouds rain", 300, stop="none")
     assert [r.chunk_id for r in again.references] == ["guide.md#2"]
     assert not any("guide.md#2" in p.chunk_ids for p in again.pieces)
     assert "guide.md#2" not in {c for p in again.pieces for c in p.chunk_ids}
 
 
 def test_a_section_holding_a_received_chunk_is_not_promoted(service):
-    weather = service.select_context("s", "weather report clouds rain", 100)
+    weather = service.select_context("s", "weather report clouds rain", 100, stop="none")
     assert {c for p in weather.pieces for c in p.chunk_ids} == {"guide.md#2"}
-    later = service.select_context("s", QUERY, 300, promote=True)
+    later = service.select_context("s", QUERY, 300, promote=True, stop="none")
     ids = [p.chunk_ids for p in later.pieces if p.doc_id == "guide.md"]
     assert sorted(ids) == [("guide.md#1",), ("guide.md#3",)]  # as packed, no resend
     assert not any(WEATHER.strip() in p.text for p in later.pieces)
     assert later.tokens_used == sum(p.tokens for p in later.pieces) + sum(
         r.tokens for r in later.references
     )
-    fresh = service.select_context("other", QUERY, 300, promote=True)
+    fresh = service.select_context("other", QUERY, 300, promote=True, stop="none")
     assert [p.chunk_ids for p in fresh.pieces if p.doc_id == "guide.md"] == [SECTION]
 
 
 def test_without_promote_the_gap_stays(service):
-    result = service.select_context(None, QUERY, 300, mmr=0.5)
+    result = service.select_context(None, QUERY, 300, mmr=0.5, stop="none")
     ids = {c for p in result.pieces for c in p.chunk_ids}
     assert {"guide.md#1", "guide.md#3"} <= ids and "guide.md#2" not in ids
 

@@ -7,6 +7,7 @@ A second corpus (``write_guide``) has a section split into three chunks, for pro
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from ctxselect import api
@@ -66,6 +67,7 @@ SECTIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ),
 }  # fmt: skip
 
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHUNK = ChunkSpec(chunker="markdown", size=80)
 FIRST = "How does the cache evict entries and how big should the cache be?"
 SECOND = "How big should the cache be, and when are failed requests retried with backoff?"
@@ -108,3 +110,22 @@ def write_guide(root: Path) -> Path:
     (root / "guide.md").write_text(GUIDE, encoding="utf-8")
     (root / "other.md").write_text("# Garden\n\nWater tomatoes in the morning.\n")
     return root
+
+
+DEMO_FIRST = "How does the markdown chunker split a document at its headings?"
+DEMO_SECOND = "What header does a markdown chunk get, and what is its parent section?"
+
+
+def build_demo(tmp_path: Path) -> str:
+    """Index chapters 01-10 of docs/ (copied to ``tmp_path``) as bench/mcp_transcript.py does.
+
+    Real documentation with the default chunking: the corpus the MCP figures are measured on.
+    """
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    for path in sorted(DOCS.glob("[01][0-9]-*.md")):
+        if path.name < "11":
+            shutil.copy(path, chapters / path.name)
+    folder = str(tmp_path / "demo-ix")
+    api.index_paths([chapters], folder)
+    return folder

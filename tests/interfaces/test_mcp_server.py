@@ -53,13 +53,22 @@ def run(server, scenario):
     return anyio.run(main)
 
 
+def wire(text, structured):
+    """What the client receives: the text block, then structured content as compact JSON."""
+    return text + json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+
+
 async def call(client, name, **arguments):
     result = await client.call_tool(name, arguments)
     if result.is_error:
         return result.content[0].text
     text = result.content[0].text
-    assert json.loads(text) == result.structured_content  # text block = structured output
-    return result.structured_content | {"_text": text}
+    data = result.structured_content
+    if name == "select_context":  # rendered context as text, metadata without the text
+        assert len(result.content) == 1 and '"text"' not in json.dumps(data)
+        return data | {"_text": text, "_wire": wire(text, data)}
+    assert json.loads(text) == data  # text block = structured output
+    return data | {"_text": text, "_wire": text}
 
 
 def test_tools_and_their_schemas(corpus_index, library):
@@ -81,7 +90,8 @@ def test_tools_and_their_schemas(corpus_index, library):
         assert all(p.get("description") for p in tool.input_schema["properties"].values())
         assert tool.output_schema["type"] == "object"
     out = tools["select_context"].output_schema["properties"]
-    assert {"tokens_used", "tokens_saved", "session_tokens", "result_tokens", "dropped"} <= set(out)
+    assert {"tokens_used", "tokens_saved", "session_tokens", "result_tokens"} <= set(out)
+    assert {"pieces", "references", "dropped_total", "stop"} <= set(out)
     full = server_for(corpus_index[1], library=library, allow_write=True)
     names = {t.name: t for t in run(full, scenario)}
     assert set(names) == READ_TOOLS | {"select_examples", "add_documents", "reindex"}
@@ -90,19 +100,19 @@ def test_tools_and_their_schemas(corpus_index, library):
 
 def test_select_context_twice_sends_references_the_second_time(corpus_index):
     async def scenario(client):
-        first = await call(client, "select_context", query=FIRST, budget=300)
-        second = await call(client, "select_context", query=SECOND, budget=300)
+        first = await call(client, "select_context", query=FIRST, budget=300, stop="none")
+        second = await call(client, "select_context", query=SECOND, budget=300, stop="none")
         return first, second
 
     first, second = run(server_for(corpus_index[1]), scenario)
     sent_first = {c for p in first["pieces"] for c in p["chunk_ids"]}
     assert first["references"] == [] and first["pieces"]
-    assert {r["chunk_id"] for r in second["references"]} <= sent_first
+    assert set(second["references"]) <= sent_first
     assert second["references"] and second["tokens_saved"] > 0
     assert not {c for p in second["pieces"] for c in p["chunk_ids"]} & sent_first
     for result in (first, second):
-        assert result["result_tokens"] == COUNT(result["_text"])  # what the client got
-        assert result["tokens_used"] <= result["budget"]
+        assert result["result_tokens"] == COUNT(result["_wire"])  # what the client got
+        assert result["tokens_used"] <= 300
     assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
 
 
@@ -124,7 +134,9 @@ def test_refresh_and_ids(corpus_index):
         return plan, sent, again
 
     plan, sent, again = run(server_for(corpus_index[1]), scenario)
-    assert all(p["text"] == "" for p in plan["pieces"]) and sent["references"] == []
+    assert "~~~" not in plan["_text"] and "~~~" in sent["_text"] and sent["references"] == []
+    for piece in plan["pieces"]:
+        assert f"{' '.join(piece['chunk_ids'])}: " in plan["_text"]
     assert again["references"] == [] and again["pieces"] == sent["pieces"]
 
 
@@ -190,6 +202,26 @@ def test_errors_name_tools_and_share_the_cli_checks(corpus_index):
         assert "`ctxselect" not in text and "--" not in text, text
 
 
+def test_stop_reason_and_bad_stop_values(corpus_index):
+    async def scenario(client):
+        return (
+            await call(client, "select_context", query=FIRST, budget=1000),
+            await call(client, "select_context", query=FIRST, budget=1000, stop="none"),
+            await call(client, "select_context", query="cache", stop="maybe"),
+            await call(client, "select_context", query="cache", stop=1.5),
+            await call(client, "select_context", query="cache", stop=0.3),
+        )
+
+    auto, filled, name, number, uncalibrated = run(server_for(corpus_index[1]), scenario)
+    assert auto["stop"] == "score gap (uncalibrated)" and "stop: score gap" in auto["_text"]
+    assert filled["references"] and not auto["references"]  # filled repeats what auto sent
+    for text in (name, number):
+        assert text.startswith("Error executing tool select_context: ")
+        assert "auto, none or a P(relevant) threshold from 0 to 1" in text
+    assert "this index has no P(relevant) for mode 'bm25': pass stop auto or none" in uncalibrated
+    assert "`ctxselect" not in uncalibrated and "--" not in uncalibrated  # tool words
+
+
 def test_unknown_arguments_are_refused_naming_the_valid_ones(corpus_index):
     async def scenario(client):
         return (
@@ -201,7 +233,7 @@ def test_unknown_arguments_are_refused_naming_the_valid_ones(corpus_index):
     typo, two, none = run(server_for(corpus_index[1]), scenario)
     assert typo == (
         "Error executing tool select_context: unknown argument 'bugdet' (did you mean "
-        "'budget'?): select_context takes query, budget, mode, detail, refresh, mmr, promote"
+        "'budget'?): select_context takes query, budget, mode, detail, refresh, mmr, promote, stop"
     )
     assert "unknown arguments 'top_k', 'n'" in two and "search takes query, k, mode" in two
     assert none.endswith("unknown argument 'verbose': index_info takes no arguments")
@@ -269,7 +301,7 @@ def test_no_result_exceeds_the_cap(tmp_path):
 
     select, search, document, over = run(server, scenario)
     for result in (select, search, document):
-        assert COUNT(result["_text"]) == result["result_tokens"] <= 1000
+        assert COUNT(result["_wire"]) == result["result_tokens"] <= 1000
     assert document["truncated"] and document["next_start"] == document["end"]
     assert "above the result cap of 1000 tokens" in over
 

@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 import anyio
 from mcp import Client, StdioServerParameters, stdio_client
 
-from test_sessions_helpers import FIRST, SECOND, build
+from ctxselect.tokens import get_counter
+from test_sessions_helpers import DEMO_FIRST, FIRST, SECOND, build, build_demo
+
+COUNT = get_counter("cl100k").count
+
+
+def _params(folder):
+    # The SDK gives the child a minimal environment; keep the import path the tests use.
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ctxselect", "mcp", "--index", folder], env=env
+    )
 
 
 def test_stdio_session_lists_tools_and_dedups_a_repeat(tmp_path):
     _, folder = build(tmp_path)
-    # The SDK gives the child a minimal environment; keep the import path the tests use.
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "ctxselect", "mcp", "--index", folder], env=env
-    )
+    params = _params(folder)
     log = tmp_path / "stderr.txt"
 
     async def session():
         with log.open("w", encoding="utf-8") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 tools = [t.name for t in (await client.list_tools()).tools]
-                first = await client.call_tool("select_context", {"query": FIRST, "budget": 300})
-                second = await client.call_tool("select_context", {"query": SECOND, "budget": 300})
+                fill = {"budget": 300, "stop": "none"}
+                first = await client.call_tool("select_context", {"query": FIRST} | fill)
+                second = await client.call_tool("select_context", {"query": SECOND} | fill)
                 typo = await client.call_tool("select_context", {"query": FIRST, "bugdet": 300})
                 write = await client.call_tool("reindex", {})
         refused = [r.content[0].text for r in (typo, write) if r.is_error]
@@ -38,9 +47,36 @@ def test_stdio_session_lists_tools_and_dedups_a_repeat(tmp_path):
     sent = {c for piece in first["pieces"] for c in piece["chunk_ids"]}
     assert first["references"] == [] and sent
     assert second["references"], "the overlapping question should reuse chunks by reference"
-    assert {r["chunk_id"] for r in second["references"]} <= sent
+    assert set(second["references"]) <= sent
     assert second["tokens_saved"] > 0
     assert not {c for piece in second["pieces"] for c in piece["chunk_ids"]} & sent
     assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
     # stdout carried only protocol messages; the banner went to stderr.
     assert log.read_text(encoding="utf-8").startswith("ctxselect mcp: serving ")
+
+
+def test_stdio_select_context_sends_the_context_once_and_a_repeat_adds_no_filler(tmp_path):
+    params = _params(build_demo(tmp_path))
+
+    async def session():
+        with open(os.devnull, "w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                args = {"query": DEMO_FIRST, "budget": 1500}
+                return [await client.call_tool("select_context", args) for _ in range(2)]
+
+    results = anyio.run(session)
+    for result in results:
+        [block] = result.content  # one text block: the rendered context, then references
+        meta = result.structured_content
+        assert block.text.startswith("~~~ ") or block.text.startswith("already provided: ")
+        assert '"text"' not in json.dumps(meta)  # the texts travel once
+        wire = block.text + json.dumps(meta, separators=(",", ":"), ensure_ascii=False)
+        assert meta["result_tokens"] == COUNT(wire)  # counts everything the client received
+        assert meta["result_tokens"] <= 1.15 * meta["tokens_used"] + 100
+        assert meta["stop"] and f"stop: {meta['stop']}" in block.text
+    first, again = (r.structured_content for r in results)
+    assert first["pieces"] and not first["references"]
+    # The identical question again: references to what was sent, new material only if it
+    # clears the stopping rule (issue 10: at most 10% of the first call's tokens_used).
+    assert set(again["references"]) == {c for p in first["pieces"] for c in p["chunk_ids"]}
+    assert sum(p["tokens"] for p in again["pieces"]) <= 0.10 * first["tokens_used"]

@@ -4,7 +4,8 @@ The only module that imports the MCP SDK (the ``ctxselect[mcp]`` extra).
 :func:`build_server` returns an ``MCPServer`` (a :class:`StrictServer`, which refuses
 unknown tools and arguments) whose tools are thin adapters over
 :class:`ctxselect.sessions.Sessions` and :class:`ctxselect.examples.ExampleLibrary`: each
-result is the facade's own value as structured output, and each expected failure is a
+result is the facade's own value as structured output (``select_context``: the rendered
+context as text plus small structured metadata), and each expected failure is a
 ``ToolError`` with the facade's message: the CLI's where both front ends meet the same
 check (budget, query, mode names), worded in tool and argument names where the CLI's
 would name a command. ``ctxselect mcp`` runs the server over
@@ -29,7 +30,7 @@ import anyio
 import pydantic_core
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ctxselect import api, examples, sessions
@@ -82,8 +83,23 @@ class StrictServer(MCPServer):
 
 
 def to_text(value: object) -> str:
-    """The text block the SDK sends for a structured result (result sizes count this)."""
+    """The text a result reaches the client as (result sizes count this).
+
+    A ``select_context`` result is its text block plus its compact metadata
+    (:func:`ctxselect.sessions.context_wire`); any other result is the text block the SDK
+    sends for a structured result: indented JSON.
+    """
+    if isinstance(value, ContextResult):
+        return sessions.context_wire(value)
     return pydantic_core.to_json(value, fallback=str, indent=2).decode()
+
+
+def context_content(result: ContextResult) -> CallToolResult:
+    """A ``select_context`` result as sent: the rendered context once, small metadata."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=sessions.context_text(result))],
+        structured_content=sessions.structured(result),
+    )
 
 
 @functools.cache
@@ -109,8 +125,14 @@ def output_model(cls: type) -> type[BaseModel]:
 def _register(
     server: StrictServer, fn: Callable[..., Any], title: str, hints: ToolAnnotations
 ) -> None:
-    """Add ``fn`` as a tool whose output schema is its dataclass return type's."""
-    fn.__annotations__["return"] = output_model(fn.__annotations__["return"])
+    """Add ``fn`` as a tool whose output schema is its dataclass return type's.
+
+    A tool annotated ``Annotated[CallToolResult, Model]`` builds its own content and
+    keeps that annotation: ``Model`` is then its output schema.
+    """
+    returns = fn.__annotations__["return"]
+    if isinstance(returns, type) and dataclasses.is_dataclass(returns):
+        fn.__annotations__["return"] = output_model(returns)
     description = inspect.cleandoc(fn.__doc__ or "")
     server.add_tool(
         fn, title=title, description=description, annotations=hints, structured_output=True
@@ -191,7 +213,8 @@ def _instructions(service: sessions.Sessions, library: object, allow_write: bool
     lines = [
         f"Budgeted, session-aware context from the ctxselect index at {info.index} "
         f"({info.documents} documents, {info.chunks} chunks; tokens counted in {tokenizer}).",
-        "Start with select_context(query, budget): the best chunks that fit the budget. "
+        "Start with select_context(query, budget): the best chunks that fit the budget, "
+        "stopping early where the ranking stops being relevant (stop=none fills it). "
         "Chunks this session already received come back as short references "
         "('already provided: ...') instead of text, unless refresh=true.",
         "search ranks chunks; get_chunk and get_document read by id (ids come from results); "
@@ -248,26 +271,39 @@ def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
                 "two, and half, of its chunks were selected and it fits the budget."
             ),
         ] = False,
-    ) -> ContextResult:
+        stop: Annotated[
+            str | float,
+            Field(
+                description="Where to stop before the budget is full: auto (the threshold "
+                "tuning chose, or the largest score gap on an uncalibrated index), none (fill "
+                "the budget), or a P(relevant) threshold from 0 to 1."
+            ),
+        ] = api.DEFAULT_STOP,
+    ) -> Annotated[CallToolResult, output_model(sessions.ContextMeta)]:
         """Return the best context for a query that fits a token budget.
 
-        Chunks this session already received come back as short references ("already
-        provided: chunk X from FILE lines a-b") and their tokens go to new material.
-        Reports tokens_used, tokens_saved, the session's cumulative tokens, and what was
-        dropped for the budget. mmr trades relevance for diversity; promote sends whole
-        sections.
+        The text is the context as `ctxselect select` prints it (one fenced block per
+        piece, headed by its source FILE:start-end), then a line per chunk this session
+        already received ("already provided: chunk X from FILE lines a-b"; their tokens go
+        to new material), then a summary line. The structured result gives the ids, lines
+        and costs: tokens_used, tokens_saved, result_tokens, the session's cumulative
+        tokens, the ranked chunks not sent, why it stopped. mmr trades relevance for
+        diversity; promote sends whole sections.
         """
         key = session_key(ctx)
-        return _call(
-            lambda: service.select_context(
-                key,
-                query,
-                budget,
-                mode=mode,
-                detail=detail,
-                refresh=refresh,
-                mmr=mmr,
-                promote=promote,
+        return context_content(
+            _call(
+                lambda: service.select_context(
+                    key,
+                    query,
+                    budget,
+                    mode=mode,
+                    detail=detail,
+                    refresh=refresh,
+                    mmr=mmr,
+                    promote=promote,
+                    stop=stop,
+                )
             )
         )
 

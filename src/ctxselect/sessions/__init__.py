@@ -5,8 +5,9 @@ session received as text. A later selection returns those chunks as one-line ref
 ("already provided: chunk X from Y lines a-b ...") instead of their text and spends the
 tokens saved on new material. Every result says what it cost (``tokens_used``), what the
 session has received so far (``session_tokens``) and what was left out, and no result
-exceeds ``max_result_tokens`` as the caller receives it. The MCP server is a thin adapter
-over this package.
+exceeds ``max_result_tokens`` as the caller receives it (for ``select_context``: its text
+block plus compact metadata, :func:`context_wire`). The MCP server is a thin adapter over
+this package.
 """
 
 from ctxselect.sessions.limits import (
@@ -35,6 +36,14 @@ from ctxselect.sessions.limits import (
     unknown_tool,
 )
 from ctxselect.sessions.loading import load_index
+from ctxselect.sessions.results import (
+    ContextMeta,
+    compact_json,
+    context_meta,
+    context_text,
+    context_wire,
+    structured,
+)
 from ctxselect.sessions.roots import outside_files, resolve_inside
 from ctxselect.sessions.service import Sessions
 from ctxselect.sessions.spans import line_ranges
@@ -52,6 +61,7 @@ __all__ = [
     "MAX_TOKENS_ENV",
     "MIN_BUDGET",
     "MIN_RESULT_TOKENS",
+    "ContextMeta",
     "Sessions",
     "check_budget",
     "check_detail",
@@ -61,10 +71,15 @@ __all__ = [
     "check_mmr",
     "check_mode",
     "check_query",
+    "compact_json",
+    "context_meta",
+    "context_text",
+    "context_wire",
     "line_ranges",
     "load_index",
     "outside_files",
     "resolve_inside",
+    "structured",
     "to_json",
     "unknown_arguments",
     "unknown_tool",

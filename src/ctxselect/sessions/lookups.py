@@ -38,6 +38,23 @@ def resolve_mode(index: api.Index, mode: str, mmr: float | None = None) -> str:
     return mode
 
 
+def check_stop(index: api.Index, mode: str, stop: object) -> str | float:
+    """Return ``stop`` as ``Index.select`` takes it, refusing a P threshold it cannot apply.
+
+    Raises:
+        ConfigError: Not ``auto``, ``none`` or a number in [0, 1] (``Index.select``'s
+            message), or a number for a mode the index has no calibration for.
+    """
+    value = api.check_stop(stop)
+    if isinstance(value, float) and index.calibration(mode) is None:
+        raise ConfigError(
+            f"stop={value:g} keeps chunks while their P(relevant) is at least {value:g}, and "
+            f"this index has no P(relevant) for mode {mode!r}: pass stop auto or none "
+            f"(P(relevant) comes from tuning the index on labeled queries)"
+        )
+    return value
+
+
 def find_chunk(index: api.Index, chunk_id: str) -> Chunk:
     """Return the chunk ``chunk_id``; a missing one is refused naming where ids come from."""
     try:

@@ -6,11 +6,13 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from ctxselect.api import DEFAULT_MAX_BYTES
+from ctxselect.api import DEFAULT_MAX_BYTES, Index, index_paths
 from ctxselect.errors import ConfigError
 from ctxselect.ingest.report import Tally
 from ctxselect.ingest.walk import Scanner
 from ctxselect.ingest.walk import inside as _inside
+from ctxselect.sessions.loading import load_index
+from ctxselect.types import WriteResult
 
 
 def base_folder(roots: Sequence[str]) -> str:
@@ -81,3 +83,29 @@ def doc_ids_under(paths: Sequence[str], doc_ids: Iterable[str]) -> tuple[list[st
         if not under:
             missing.append(path)
     return list(found), missing
+
+
+def write(index: Index, paths: tuple[str, ...]) -> tuple[Index, WriteResult]:
+    """Re-index ``index``'s roots and return the reloaded index and what the run did.
+
+    ``paths`` are the ones a caller asked for; the result says which gave documents.
+
+    Raises:
+        ConfigError: The roots hold symlinks to files outside them.
+    """
+    outside = outside_files(index.roots)
+    if outside:
+        raise ConfigError(
+            f"refused: indexing the roots would read {len(outside)} file(s) outside them "
+            f"through symlinks ({', '.join(outside[:3])}): remove those links, or index "
+            f"them yourself with `ctxselect index`"
+        )
+    report = index_paths(index.roots, index.path)
+    fresh = load_index(index.path)
+    found, missing = doc_ids_under(paths, fresh.table.doc_ids)
+    note = f"{len(missing)} path(s) gave no document: see report.skipped" if missing else ""
+    info = fresh.info()
+    result = WriteResult(
+        report, paths, tuple(found), tuple(missing), info.documents, info.chunks, note
+    )
+    return fresh, result

@@ -14,7 +14,8 @@ from ctxselect.config import DEFAULT_MODE
 from ctxselect.errors import ConfigError
 from ctxselect.sessions import limits, lookups, roots
 from ctxselect.sessions.loading import load_index
-from ctxselect.sessions.results import Meter, shrink_context, shrink_search
+from ctxselect.sessions.material import Ask, new_material
+from ctxselect.sessions.results import Meter, received_as, shrink_context, shrink_search
 from ctxselect.sessions.spans import DocSpans, Fingerprint
 from ctxselect.types import (
     ContextResult,
@@ -56,7 +57,9 @@ class Sessions:
         index: An opened index; the write methods replace it with a reloaded one.
         max_result_tokens: No result, as ``serialize`` renders it, exceeds this many
             tokens of the index's tokenizer.
-        serialize: The text a result reaches the caller as (default: indented JSON).
+        serialize: The text a result reaches the caller as (default: indented JSON), except
+            ``select_context``'s, which is always its text block plus compact metadata
+            (:func:`ctxselect.sessions.results.context_wire`).
         max_sessions: Sessions remembered at once; the least recently used is forgotten.
     """
 
@@ -71,7 +74,8 @@ class Sessions:
         self.index = index
         self.max_result_tokens = limits.check_max_result_tokens(max_result_tokens)
         self.max_sessions = max_sessions
-        self.meter = Meter(self._count, serialize or limits.to_json, self.max_result_tokens)
+        wire = received_as(serialize or limits.to_json)
+        self.meter = Meter(self._count, wire, self.max_result_tokens)
         self.spans = DocSpans(index)
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._lock = threading.RLock()
@@ -114,22 +118,28 @@ class Sessions:
         refresh: bool = False,
         mmr: float | None = None,
         promote: bool = False,
+        stop: str | float = api.DEFAULT_STOP,
     ) -> ContextResult:
         """Select the best context for ``query`` within ``budget`` tokens, minus repeats.
 
         Chunks the session already has, that the plain selection would include, come back
-        as references; the budget they would have used goes to the next-best chunks.
+        as references; the budget they would have used goes to chunks the session lacks
+        that a plain selection with that much more budget would choose (see
+        :func:`ctxselect.sessions.material.new_material`), never past where
+        ``Index.select`` stops.
         ``detail``: ``snippets`` (the chunks, adjacent ones merged), ``full`` (each chunk
         widened to its enclosing section when that fits), ``ids`` (ids, spans and costs
         only; nothing counts as received). ``refresh`` sends repeats again. ``mmr``
         reorders the ranked chunks by maximal marginal relevance with that λ (see
         :meth:`ctxselect.api.Index.rank`); ``promote`` sends a whole section for its
         selected chunks (see :meth:`ctxselect.api.Index.promote`), never one holding a
-        chunk the session already has.
+        chunk the session already has. ``stop`` is :meth:`ctxselect.api.Index.select`'s:
+        ``auto``, ``none`` or a P(relevant) threshold.
 
         Raises:
-            ConfigError: Bad query, budget, detail or mmr, or mmr on an index without
-                dense vectors; UnknownNameError: bad mode.
+            ConfigError: Bad query, budget, detail, mmr or stop, mmr on an index without
+                dense vectors, or a P threshold without calibration; UnknownNameError: bad
+                mode.
         """
         limits.check_query(query)
         limits.check_budget(budget, self.max_result_tokens)
@@ -138,22 +148,28 @@ class Sessions:
         with self._lock:
             state = self._state(session)
             mode = self._mode(mode, mmr)
-            hits = self.index.rank(query, self.index.depth(budget), mode, mmr=mmr)
+            stop = lookups.check_stop(self.index, mode, stop)
+            ask = Ask(query, mode, self.index.depth(budget), mmr, stop)
+            hits = self.index.rank(query, ask.k, ask.mode, mmr=mmr)
             known = {} if refresh else self._known(state, hits)
             calls = {c: seen.call for c, seen in known.items()}
-            refs = self.spans.references(self.index.pack(hits, budget), hits, calls, budget)
-            left = budget - sum(r.tokens for r in refs)
-            candidates = [h for h in hits if h.chunk_id not in known]
+            refs = self.spans.references(ask.select(self.index, budget), hits, calls, budget)
             received = set() if refresh else self._received(state)  # hits or not
-            if detail == "full":
-                candidates = self.spans.widen(candidates, left, received)
-            selection = self.index.pack(candidates, left)
-            if promote:
-                selection = self.spans.promote(selection, received)
+            left = budget - sum(r.tokens for r in refs)
+            selection = new_material(
+                self.spans,
+                ask,
+                hits,
+                known,
+                left,
+                received=received,
+                detail=detail,
+                promote=promote,
+            )
             pieces = tuple(self.spans.piece(c, with_text=detail != "ids") for c in selection.chunks)
             result = ContextResult(
                 query=query,
-                mode=mode,
+                mode=ask.mode,
                 detail=detail,
                 pieces=pieces,
                 references=refs,
@@ -167,6 +183,7 @@ class Sessions:
                 result_tokens=0,
                 max_result_tokens=self.max_result_tokens,
                 note=_context_note(hits, selection, refs),
+                stop=selection.stop,
             )
             result = self.meter.fit(result, state.tokens, shrink_context)
             sent = [] if detail == "ids" else [(p.doc_id, p.start, p.end) for p in result.pieces]
@@ -296,24 +313,11 @@ class Sessions:
             return self._write(())
 
     def _write(self, paths: tuple[str, ...]) -> WriteResult:
-        outside = roots.outside_files(self.index.roots)
-        if outside:
-            raise ConfigError(
-                f"refused: indexing the roots would read {len(outside)} file(s) outside them "
-                f"through symlinks ({', '.join(outside[:3])}): remove those links, or index "
-                f"them yourself with `ctxselect index`"
-            )
-        report = api.index_paths(self.index.roots, self.index.path)
-        fresh = load_index(self.index.path)
+        fresh, result = roots.write(self.index, paths)
         self.index.close()
         self.index = fresh
         self.spans = DocSpans(fresh)
-        found, missing = roots.doc_ids_under(paths, fresh.table.doc_ids)
-        note = f"{len(missing)} path(s) gave no document: see report.skipped" if missing else ""
-        info = fresh.info()
-        return WriteResult(
-            report, paths, tuple(found), tuple(missing), info.documents, info.chunks, note
-        )
+        return result
 
     def _mode(self, mode: str | None, mmr: float | None = None) -> str:
         return lookups.resolve_mode(self.index, mode or self.default_mode, mmr)
@@ -413,5 +417,5 @@ def _context_note(hits: Sequence[Hit], selection: Selection, refs: Sequence[obje
     if not hits:
         return "no chunk matches the query"
     if not selection.chunks and refs:
-        return "all the best chunks were already provided; pass refresh=true to get them again"
+        return "all the best chunks were already provided (refresh=true sends them again)"
     return selection.note
