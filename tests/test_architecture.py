@@ -21,6 +21,7 @@ FACADE = {
     "experiments",
     "indexing",
     "sessions",
+    "selections",
     "sweeps",
     "tuning",
     "watching",

@@ -6,6 +6,7 @@ asked, so the numbers are the real ones for that configuration.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -35,10 +36,11 @@ def test_sweep_on_scifact_writes_the_report_and_reuses_it(scifact_dir, tmp_path)
         "report.html",
         "recall_vs_budget.png",
         "relevant_tokens_vs_budget.png",
+        "recall_vs_tokens_used.png",
         "quality_vs_chunk_size.png",
     }
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert len(re.findall(r'<img src="data:image/png;base64,', page)) == 3
+    assert len(re.findall(r'<img src="data:image/png;base64,', page)) == 4
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert "scifact" in page and "5,183" in page and "300" in page
     size = report.sizes[0]
@@ -101,3 +103,25 @@ def test_chunk_level_metrics_equal_trec_eval_on_scifact(scifact_dir, tmp_path):
     mean = sum(v["ndcg_cut_10"] for v in theirs.values()) / len(theirs)
     assert result.metrics["ndcg@10"] == pytest.approx(mean, abs=1e-6)
     assert 0.3 < result.metrics["recall@1000t"] < 1.0
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_stop_auto_on_scifact_sends_less_and_beats_fill_at_matched_tokens(scifact_dir, tmp_path):
+    """Issue 10 targets on SciFact bm25 (bench/stopping.py has all three collections):
+    out-of-sample stop auto uses <= 60% of fill's mean tokens and is above the fill curve
+    interpolated at its own mean tokens."""
+    inputs = (scifact_dir / "corpus.jsonl", scifact_dir / "queries.jsonl")
+    common = {"qrels": scifact_dir / "qrels" / "test.tsv", "index": tmp_path / "index"}
+    fill = evaluate_corpus(*inputs, budgets=(250, 500, 1000, 2000), metrics="ndcg@10", **common)
+    stop = evaluate_corpus(*inputs, budgets=(1000, 2000), metrics="ndcg@10", stop="auto", **common)
+    assert stop.calibration == "out of sample, 5 folds"
+    curve = sorted((fill.metrics[f"tokens_used@{b}t"], fill.metrics[f"recall@{b}t"])
+                   for b in (250, 500, 1000, 2000))  # fmt: skip
+    for budget in (1000, 2000):
+        used, recall = stop.metrics[f"tokens_used@{budget}t"], stop.metrics[f"recall@{budget}t"]
+        assert used <= 0.6 * fill.metrics[f"tokens_used@{budget}t"]
+        (t0, r0), (t1, r1) = next(
+            (a, b) for a, b in itertools.pairwise(curve) if a[0] <= used <= b[0]
+        )
+        assert recall >= r0 + (r1 - r0) * (used - t0) / (t1 - t0) + 0.01

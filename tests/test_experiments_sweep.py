@@ -119,12 +119,13 @@ def test_sweep_writes_a_self_contained_report_folder(toy, tmp_path):
         "report.html",
         "recall_vs_budget.png",
         "relevant_tokens_vs_budget.png",
+        "recall_vs_tokens_used.png",
         "quality_vs_chunk_size.png",
     }
     assert {f.rsplit("/", 1)[-1] for f in report.files} == names
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == 3
+    assert len(images) == 4
     assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
     assert not re.search(r'(src|href)="(?!data:)', page)  # nothing external
     for png in ("recall_vs_budget.png", "quality_vs_chunk_size.png"):

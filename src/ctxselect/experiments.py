@@ -24,6 +24,7 @@ from ctxselect import ingest as _ingest
 from ctxselect import modes as _modes
 from ctxselect import tokens as _tokens
 from ctxselect.api import Index, index_paths, open_index, retriever_for
+from ctxselect.budget.stop import check_stop
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_INDEX_DIR,
@@ -36,9 +37,11 @@ from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import Comparison, SessionCost, session_cost
 from ctxselect.modes import NO_EMBEDDER
 from ctxselect.retrieve.base import Retriever
-from ctxselect.sweeps import (
+from ctxselect.selections import (
+    CALIBRATION_DEPTH,
     MemoCounter,
     measure_budgets,
+    plan_stop,
     selection_depth,
 )
 from ctxselect.types import Chunk, Document, Qrels
@@ -75,6 +78,9 @@ class EvalResult:
     metrics (``recall@2000t``: fraction of relevant documents selected, ``hit@2000t``:
     answer in context, ``relevant-tokens@2000t``, ``tokens_used@2000t``, ``chunks@2000t``).
     ``embedder`` is the model id of the index's dense vectors ("" when it has none).
+    ``stop`` is the stopping rule of the budgeted selections and ``calibration`` which
+    P(relevant) it used (``out of sample, 5 folds``, ``stored in the index``,
+    ``uncalibrated rule (...)``; "" for ``none``).
     ``excluded_no_relevant`` counts queries left out because nothing judged for them is
     relevant; ``unknown_queries_in_qrels`` judged queries missing from
     the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
@@ -104,6 +110,8 @@ class EvalResult:
     per_query_path: str = ""
     embedder: str = ""
     depth: int = DEFAULT_RUN_DEPTH
+    stop: str = "none"
+    calibration: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +174,8 @@ def evaluate_corpus(
     progress: bool = False,
     embedder: _embed.Embedder | str | None = None,
     depth: int | None = None,
+    stop: str | float = "none",
+    stored_calibration: bool = False,
 ) -> EvalResult:
     """Index ``corpus`` (or reuse its index), run every query, and score the run.
 
@@ -198,6 +208,9 @@ def evaluate_corpus(
         depth: Documents (chunks at chunk level) retrieved per query, scored and written
             to ``run_out``; default 1000 (trec_eval's convention), or the largest metric
             ``k`` if deeper.
+        stop: ``none`` (fill each budget, the default), ``auto`` or a P threshold.
+        stored_calibration: Stop with the index's stored calibration, not an
+            out-of-sample one.
 
     Raises:
         ConfigError: A metric, level, packer or format is invalid, ``depth`` is below
@@ -205,6 +218,7 @@ def evaluate_corpus(
         InputError: An input file is malformed, or no query has a relevant document.
     """
     _eval.check_level(level)
+    stop = check_stop(stop)
     ranking, budget_specs = _eval.split_metrics(metrics)
     wanted = sorted({*(int(b) for b in budgets), *(b.budget for b in budget_specs)})
     for value in wanted:
@@ -230,8 +244,12 @@ def evaluate_corpus(
         # evaluate() needs one metric; with budget metrics alone, hit@1 is computed unused
         scored = _eval.evaluate(run, judged, [str(s) for s in ranking] or ["hit@1"])
         values = {q: {m: v[m] for m in map(str, ranking)} for q, v in scored.per_query.items()}
+        calibration = ""
         if wanted:
-            _add_budget_values(values, idx, labeled, wanted, mode, packer, format)
+            how = (stop, stored_calibration)
+            calibration = _add_budget_values(
+                values, idx, labeled, wanted, mode, (packer, format), how
+            )
     if run_out:
         _eval.write_trec_run(run_out, run, tag=f"ctxselect-{mode}", k=depth)
     if per_query_out:
@@ -263,6 +281,8 @@ def evaluate_corpus(
         per_query_path=os.fspath(per_query_out) if per_query_out else "",
         embedder=str((idx.manifest.get("embedder") or {}).get("model_id", "")),
         depth=depth,
+        stop=str(stop) if wanted else "none",
+        calibration=calibration,
     )
 
 
@@ -295,12 +315,25 @@ def _add_budget_values(
     labeled: _eval.LabeledSet,
     budgets: Sequence[int],
     mode: str | None,
-    packer: str,
-    format: str,
-) -> None:
-    """Select under each budget as ``Index.select`` does; add the budget metrics per query."""
+    framing: tuple[str, str],
+    how: tuple[str | float, bool],
+) -> str:
+    """Select under each budget as ``Index.select`` does; add the budget metrics per query.
+
+    Returns what calibration the stopping rule used ("" for ``none``).
+    """
     n_tokens = idx.table.n_tokens
-    hits = idx.search_many(labeled.queries, selection_depth(max(budgets), n_tokens), mode)
+    (packer, format), (stop, use_stored) = framing, how
+    depth = max(selection_depth(max(budgets), n_tokens), CALIBRATION_DEPTH)
+    hits = idx.search_many(labeled.queries, depth, mode)
+    plan = plan_stop(
+        stop,
+        hits,
+        labeled.labels,
+        sum(n_tokens) / max(1, len(n_tokens)),
+        stored=idx.calibration(mode),
+        use_stored=use_stored,
+    )
     measured = measure_budgets(
         hits,
         labeled.labels,
@@ -309,10 +342,12 @@ def _add_budget_values(
         n_tokens=n_tokens,
         span_text=idx.store.span_text,
         format=format,
+        stop=plan,
     )
     for per_query in measured.values():
         for qid, scores in per_query.items():
             values.setdefault(qid, {}).update(scores)
+    return plan.calibration
 
 
 def _write_per_query(

@@ -3,8 +3,8 @@
 ``run_sweep`` crosses chunker × chunk size × mode × packer × budget on one corpus and
 one set of labels and writes a results folder: ``results.jsonl``, ``tables.txt``, PNG
 plots and ``report.html``. Its building blocks (budgeted selections scored against
-labels) serve ``experiments.evaluate_corpus`` too. Like :mod:`ctxselect.api`, this
-module composes stages.
+labels, :mod:`ctxselect.selections`) serve ``experiments.evaluate_corpus`` too. Like
+:mod:`ctxselect.api`, this module composes stages.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect import eval as _eval
@@ -24,12 +23,24 @@ from ctxselect import ingest as _ingest
 from ctxselect import modes as _modes
 from ctxselect._require import require
 from ctxselect.api import names, retriever_for
+from ctxselect.budget import stop as _stop
 from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec, FuseSpec
 from ctxselect.errors import InputError, UnknownNameError
 from ctxselect.eval import SweepGrid, SweepReport
 from ctxselect.retrieve.base import Retriever
+from ctxselect.selections import (
+    CALIBRATION_DEPTH,
+    STOP_FOLDS,
+    STOP_MIN_QUERIES,
+    UNCALIBRATED_RULE,
+    StopPlan,
+    measure_budgets,
+    plan_stop,
+    selection_depth,
+    stopped_hits,
+)
 from ctxselect.tokens import MemoCounter
-from ctxselect.types import Chunk, Document, Hit
+from ctxselect.types import Chunk, Document
 
 SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
 DEFAULT_EPSILON = _eval.DEFAULT_EPSILON
@@ -40,49 +51,6 @@ DEFAULT_TURNS = _eval.DEFAULT_TURNS
 CACHED_FACTOR = _eval.CACHED_FACTOR
 VECTORS_DIR = "vectors"
 """The results folder's vector cache (one ``.npz`` per model): chunks embedded once."""
-
-
-def selection_depth(budget: int, n_tokens: Sequence[int]) -> int:
-    """Ranked chunks considered for ``budget``, as ``Index.select`` considers them.
-
-    Enough chunks of the mean size to fill the budget three times over, at least 50.
-    """
-    return _budget.depth_for_budget(budget, sum(n_tokens) / len(n_tokens) if n_tokens else 1.0)
-
-
-def measure_budgets(
-    hits: Mapping[str, Sequence[Hit]],
-    labels: _eval.Labels,
-    settings: Sequence[tuple[str, int]],
-    *,
-    counter: MemoCounter,
-    n_tokens: Sequence[int],
-    span_text: Callable[[str, int, int], str],
-    format: str,
-) -> dict[tuple[str, int], dict[str, dict[str, float]]]:
-    """Select under each (packer, budget) for every query and score the selections.
-
-    Selections are made as ``ctxselect select`` makes them: the ``selection_depth`` best
-    hits, the registered packer, framing counted in the tokenizer.
-
-    Returns:
-        (packer, budget) -> qid -> {``recall@Bt``: ..., ...} for every query in ``hits``.
-    """
-    packers = {
-        name: _budget.make_packer(name, counter, format=format, span_text=span_text)
-        for name in dict.fromkeys(p for p, _ in settings)
-    }
-    depths = {b: selection_depth(b, n_tokens) for _, b in settings}
-    out: dict[tuple[str, int], dict[str, dict[str, float]]] = {s: {} for s in settings}
-    for qid, ranked in hits.items():
-        for packer, budget in settings:
-            selection = packers[packer].pack(ranked[: depths[budget]], budget)
-            values = _eval.score_selection(selection, labels, qid)
-            names_at = _eval.budget_metric_names(budget)
-            out[(packer, budget)][qid] = {
-                n: values[m] for n, m in zip(names_at, _eval.BUDGET_METRICS, strict=True)
-            }
-    return out
 
 
 def dataset_name(corpus: str | os.PathLike[str]) -> str:
@@ -108,11 +76,13 @@ def sweep_grid(
     budgets: Sequence[int] | None = None,
     tokenizer: str | None = None,
     format: str | None = None,
+    stops: Sequence[str] | str | None = None,
 ) -> SweepGrid:
     """Build a grid from a TOML file and flags (flags win, key by key).
 
     ``sizes`` holds flag values such as ``"128,256"`` (every chunker) or
-    ``"paragraph:800,1600"`` (one chunker). Names are checked against the registries.
+    ``"paragraph:800,1600"`` (one chunker). Names are checked against the registries;
+    ``stops`` (``none``, ``auto``, P thresholds) against :func:`ctxselect.budget.check_stop`.
 
     Raises:
         InputError: The grid file is missing or not TOML.
@@ -127,12 +97,13 @@ def sweep_grid(
         budgets=budgets or None,
         tokenizer=tokenizer,
         format=format,
+        stops=stops,
     )
-    _check_grid(grid)
-    return grid
+    return _check_grid(grid)
 
 
-def _check_grid(grid: SweepGrid) -> None:
+def _check_grid(grid: SweepGrid) -> SweepGrid:
+    """Check every name of ``grid``; return it with its stop rules in canonical form."""
     for kind, values in [
         ("chunker", grid.chunkers),
         ("mode", grid.modes),
@@ -144,6 +115,9 @@ def _check_grid(grid: SweepGrid) -> None:
         for value in values:
             if value not in valid:
                 raise UnknownNameError(kind, value, valid)
+    rules = (_stop.check_stop(s) for s in grid.stops)
+    stops = tuple(dict.fromkeys(r if isinstance(r, str) else f"{r:g}" for r in rules))
+    return dataclasses.replace(grid, stops=stops)
 
 
 def _modes_extra(embedder: _embed.Embedder | None) -> dict[str, Mapping[str, object]]:
@@ -200,7 +174,7 @@ class _Sweep:
         values[_eval.MEAN_CHUNK_TOKENS] = sum(c.n_tokens for c in chunks) / max(1, len(chunks))
         top3_tokens = [sum(h.n_tokens for h in hs[:3]) for hs in top3.values()]
         values[_eval.TOP3_TOKENS] = sum(top3_tokens) / max(1, len(top3_tokens))
-        full = (*setting, None, None)
+        full = (*setting, None, None, None)
         return [self.book.row(full, m, v, report.n_queries, len(chunks)) for m, v in values.items()]
 
     def budget_rows(
@@ -208,27 +182,36 @@ class _Sweep:
         retriever: Retriever,
         chunks: Sequence[Chunk],
         setting: tuple[str, int, str],
-        todo: Sequence[tuple[str, int]],
+        todo: Sequence[tuple[str, int, str]],
     ) -> list[_eval.ResultRow]:
-        """Measure the budget metrics of (chunker, size, mode) for each (packer, budget)."""
+        """Measure the budget metrics of (chunker, size, mode) per (packer, budget, stop).
+
+        Stop rules other than ``none`` are calibrated out of sample (:func:`plan_stop`).
+        """
         queries = self.labeled.queries
         n_tokens = [c.n_tokens for c in chunks]
-        hits = retriever.search_many(queries, selection_depth(max(b for _, b in todo), n_tokens))
-        measured = measure_budgets(
-            hits,
-            self.labeled.labels,
-            todo,
-            counter=MemoCounter(self.book.grid.tokenizer),
-            n_tokens=n_tokens,
-            span_text=lambda d, s, e: self.texts[d][s:e],
-            format=self.book.grid.format,
-        )
+        depth = selection_depth(max(b for _, b, _ in todo), n_tokens)
+        if any(stop != "none" for _, _, stop in todo):
+            depth = max(depth, CALIBRATION_DEPTH)
+        hits = retriever.search_many(queries, depth)
         rows = []
-        for (packer, budget), per_query in measured.items():
-            for name in _eval.budget_metric_names(budget):
-                mean = sum(values[name] for values in per_query.values()) / len(queries)
-                full = (*setting, packer, budget)
-                rows.append(self.book.row(full, name, mean, len(queries), len(chunks)))
+        for stop in dict.fromkeys(s for _, _, s in todo):
+            plan = plan_stop(stop, hits, self.labeled.labels, sum(n_tokens) / max(1, len(n_tokens)))
+            measured = measure_budgets(
+                hits,
+                self.labeled.labels,
+                [(p, b) for p, b, s in todo if s == stop],
+                counter=MemoCounter(self.book.grid.tokenizer),
+                n_tokens=n_tokens,
+                span_text=lambda d, s, e: self.texts[d][s:e],
+                format=self.book.grid.format,
+                stop=plan,
+            )
+            for (packer, budget), per_query in measured.items():
+                for name in _eval.budget_metric_names(budget):
+                    mean = sum(values[name] for values in per_query.values()) / len(queries)
+                    full = (*setting, packer, budget, stop)
+                    rows.append(self.book.row(full, name, mean, len(queries), len(chunks)))
         return rows
 
     def summarize(
@@ -283,7 +266,18 @@ class _Sweep:
             computed=counts[0],
             reused=counts[1],
             seconds=round(counts[2], 2),
+            stop_calibration=self.stop_calibration(),
         )
+
+    def stop_calibration(self) -> str:
+        """What the stop rules of the grid other than ``none`` calibrate with ("" if none)."""
+        if all(stop == "none" for stop in self.book.grid.stops):
+            return ""
+        need = max(STOP_MIN_QUERIES, STOP_FOLDS)
+        found = len(self.labeled.labels.evaluated())
+        if found < need:
+            return f"{UNCALIBRATED_RULE} ({found} labeled queries, fewer than {need} to calibrate)"
+        return f"out of sample, {STOP_FOLDS} folds"
 
     def measure(self, results: Path, progress: bool) -> tuple[int, int]:
         """Measure what ``results`` lacks, appending rows per setting; (computed, reused)."""
@@ -332,7 +326,7 @@ def run_sweep(
     plots: bool = True,
     progress: bool = False,
 ) -> SweepReport:
-    """Sweep chunker × size × mode × packer × budget on one labeled set; write a report.
+    """Sweep chunker × size × mode × packer × budget × stop on one labeled set; write a report.
 
     Each (chunker, size) is chunked once and each mode built once, in memory, and reused
     for every packer and budget. Rows already in ``out/results.jsonl`` with the same
@@ -341,7 +335,10 @@ def run_sweep(
     The ``dense`` and ``hybrid`` modes (hybrid: bm25 and dense fused by plain RRF) embed
     through a vector cache in ``out/vectors``, by model and content hash: every chunk
     text and query is embedded once, across configurations and re-runs. Their keys hold
-    the embedder's ``model_id``, so another embedder measures them again.
+    the embedder's ``model_id``, so another embedder measures them again. Stop rules
+    other than ``none`` (``grid.stops``) are keyed apart and calibrated out of sample
+    (:func:`plan_stop`): each query's P(relevant) comes from a model fitted on the other
+    folds' queries.
 
     Args:
         corpus: A folder, files, a BEIR ``corpus.jsonl`` or BEIR dataset folder.
@@ -371,8 +368,7 @@ def run_sweep(
         MissingExtraError: ``plots`` without matplotlib, or the embedder's extra, missing.
     """
     started = time.perf_counter()
-    grid = grid or SweepGrid()
-    _check_grid(grid)
+    grid = _check_grid(grid or SweepGrid())
     _eval.check_level(level)
     knees = _eval.KneeSettings(
         _eval.check_knee_metric(knee_metric),
@@ -416,6 +412,20 @@ def run_sweep(
     if plots:
         images = _eval.sweep_plots(report.curves, report.sizes, ranking, book.dataset)
     return _eval.write_sweep_files(report, folder, images)
+
+
+__all__ = [
+    "CALIBRATION_DEPTH",
+    "MemoCounter",
+    "StopPlan",
+    "measure_budgets",
+    "plan_stop",
+    "run_sweep",
+    "selection_depth",
+    "stopped_hits",
+    "sweep_grid",
+    "sweep_tables",
+]
 
 
 def sweep_tables(report: SweepReport) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -118,8 +119,8 @@ def hit(size: int, budget: int) -> float:
 
 def all_rows(rb: ResultBook) -> list:
     rows = []
-    for chunker, size, mode, packer, budget in rb.settings():
-        setting = (chunker, size, mode, packer, budget)
+    for setting in rb.settings():
+        size, budget = setting[1], setting[4]
         if budget is None:
             values = {
                 "hit@1": 0.5,
@@ -137,18 +138,44 @@ def all_rows(rb: ResultBook) -> list:
 
 def test_keys_change_with_settings_and_content():
     rb = book()
-    setting = ("tokens", 128, "bm25", "skip", 500)
+    setting = ("tokens", 128, "bm25", "skip", 500, "none")
     assert rb.key(setting) == book().key(setting)
     assert rb.key(setting) != book("other labels").key(setting)
-    assert rb.key(setting) != rb.key(("tokens", 128, "bm25", "skip", 1000))
-    assert rb.key(("tokens", 128, "bm25", None, None)) != rb.key(setting)
+    assert rb.key(setting) != rb.key(("tokens", 128, "bm25", "skip", 1000, "none"))
+    assert rb.key(("tokens", 128, "bm25", None, None, None)) != rb.key(setting)
+
+
+def test_stop_rules_are_keyed_apart_and_fill_keys_stay_as_before(tmp_path):
+    """A row of one stop rule is never reused for another; fill rows keep their old keys."""
+    rb = book()
+    fill = ("tokens", 128, "bm25", "skip", 500, "none")
+    stops = [rb.key((*fill[:5], s)) for s in ("none", "auto", "0.3", "0.4")]
+    assert len(set(stops)) == 4
+    before = {  # the key of a fill row as sweeps wrote it before stop rules existed
+        "corpus": "C", "labels": "L", "level": "doc", "tokenizer": "cl100k",
+        "format": "markdown", "extra": {"bm25": {"k1": 1.5}}, "chunker": "tokens",
+        "size": 128, "mode": "bm25", "packer": "skip", "budget": 500,
+    }  # fmt: skip
+    assert rb.key(fill) == results_module.config_key(before)
+    two = dataclasses.replace(rb, grid=dataclasses.replace(GRID, stops=("none", "auto")))
+    names = (*METRICS, *CHUNK_STATS)
+    done = {(r.key, r.metric) for r in all_rows(rb)}  # every fill row measured
+    plan = two.plan(names, done)
+    assert plan[("tokens", 128, "bm25")] == (
+        False,
+        [("skip", 500, "auto"), ("skip", 1000, "auto"), ("skip", 2000, "auto")],
+    )
+    rows = all_rows(two)
+    assert {r.stop for r in rows if r.budget} == {"none", "auto"}
+    assert not {r.key for r in rows if r.stop == "auto"} & {key for key, _ in done}
 
 
 def test_results_round_trip_and_plan_skips_what_is_done(tmp_path):
     rb, path = book(), tmp_path / "results.jsonl"
     names = (*METRICS, *CHUNK_STATS)
     plan = rb.plan(names, set())
-    assert plan[("tokens", 128, "bm25")] == (True, [("skip", 500), ("skip", 1000), ("skip", 2000)])
+    todo = [("skip", 500, "none"), ("skip", 1000, "none"), ("skip", 2000, "none")]
+    assert plan[("tokens", 128, "bm25")] == (True, todo)
     rows = all_rows(rb)
     append_results(path, rows[:5])
     append_results(path, rows[5:])
@@ -156,7 +183,7 @@ def test_results_round_trip_and_plan_skips_what_is_done(tmp_path):
     done = {(r.key, r.metric) for r in read_results(path)}
     assert all(p == (False, []) for p in rb.plan(names, done).values())
     partial = {d for d in done if d[1] != "recall@1000t"}
-    assert rb.plan(names, partial)[("tokens", 256, "bm25")] == (False, [("skip", 1000)])
+    assert rb.plan(names, partial)[("tokens", 256, "bm25")] == (False, [("skip", 1000, "none")])
     assert rb.plan((*names, "mrr@10"), done)[("tokens", 128, "bm25")] == (True, [])
 
 
@@ -168,7 +195,8 @@ def test_rows_of_an_earlier_results_version_are_measured_again(tmp_path, monkeyp
     monkeypatch.undo()
     assert results_module.RESULTS_VERSION >= 2
     plan = book().plan(names, old)
-    assert all(p == (True, [("skip", 500), ("skip", 1000), ("skip", 2000)]) for p in plan.values())
+    todo = [("skip", 500, "none"), ("skip", 1000, "none"), ("skip", 2000, "none")]
+    assert all(p == (True, todo) for p in plan.values())
     assert not {r.key for r in all_rows(book())} & {key for key, _ in old}
 
 

@@ -121,6 +121,27 @@ def fit(rankings: Sequence[tuple[Sequence[float], Sequence[int]]], l2: float = L
     return Model(tuple(map(float, beta)), tuple(map(float, center)), tuple(map(float, scale)))
 
 
+def out_of_sample_models(
+    rankings: Mapping[str, tuple[Sequence[float], Sequence[int]]],
+    fold: Mapping[str, int],
+    l2: float = L2,
+) -> dict[str, Model]:
+    """Return qid -> a model fitted on the other folds' queries only, for every qid in ``fold``.
+
+    Used where the labels fitted on are also the labels evaluated (``eval``/``sweep`` with
+    stopping): a query's P(relevant) never comes from a model that saw its own labels.
+    A fold whose other folds hold no ranked chunk gets no model (its queries are left out).
+    """
+    out: dict[str, Model] = {}
+    for f in sorted(set(fold.values())):
+        train = [r for q, r in rankings.items() if fold.get(q) != f]
+        if not any(len(scores) for scores, _ in train):
+            continue
+        model = fit(train, l2)
+        out.update({q: model for q, g in fold.items() if g == f})
+    return out
+
+
 def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
     """ECE: the share-weighted mean |mean P − share relevant| over equal-width P bins."""
     if len(p) == 0:

@@ -95,6 +95,8 @@ from ctxselect.eval.report_html import render_html, write_sweep_files
 from ctxselect.eval.report_text import KNEE_RULE, sweep_tables
 from ctxselect.eval.results import (
     RESULTS_FILE,
+    STOP_FOLDS,
+    STOP_SEED,
     ResultBook,
     ResultRow,
     append_results,
@@ -145,6 +147,8 @@ __all__ = [
     "MEAN_CHUNK_TOKENS",
     "METRICS",
     "RESULTS_FILE",
+    "STOP_FOLDS",
+    "STOP_SEED",
     "TOP3_TOKENS",
     "UNCACHED_FACTOR",
     "BudgetMetricSpec",

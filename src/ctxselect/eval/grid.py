@@ -1,4 +1,4 @@
-"""The grid of a sweep: chunker × chunk size × mode × packer × budget, from flags or TOML.
+"""The grid of a sweep: chunker × size × mode × packer × budget × stop, from flags or TOML.
 
 A grid file is TOML with these keys, every one optional (defaults below)::
 
@@ -6,6 +6,7 @@ A grid file is TOML with these keys, every one optional (defaults below)::
     modes = ["bm25", "tfidf"]
     packers = ["skip"]
     budgets = [250, 500, 1000, 2000, 4000, 8000]
+    stops = ["none"]              # "none" (fill), "auto", or P thresholds such as "0.3"
     tokenizer = "cl100k"
     format = "markdown"
 
@@ -30,7 +31,16 @@ from ctxselect.eval._files import PathLike
 DEFAULT_BUDGETS = (250, 500, 1000, 2000, 4000, 8000)
 DEFAULT_SIZES = (128, 256, 512)
 DEFAULT_PARAGRAPH_SIZES = (800, 1600, 3200)  # characters: the paragraph chunker's unit
-GRID_KEYS = ("chunkers", "sizes", "modes", "packers", "budgets", "tokenizer", "format")
+GRID_KEYS = (
+    "chunkers",
+    "sizes",
+    "modes",
+    "packers",
+    "budgets",
+    "stops",
+    "tokenizer",
+    "format",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,8 @@ class SweepGrid:
         modes: Retrieval modes.
         packers: Packer names.
         budgets: Token budgets, increasing.
+        stops: Stopping rules of the selections (``none`` fills the budget; ``auto`` or
+            a P threshold stop earlier; see :mod:`ctxselect.budget.stop`).
         tokenizer: Tokenizer of chunk sizes and budgets.
         format: Context framing the budgets are counted in.
     """
@@ -54,6 +66,7 @@ class SweepGrid:
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
     tokenizer: str = "cl100k"
     format: str = "markdown"
+    stops: tuple[str, ...] = ("none",)
 
     def sizes_of(self, chunker: str) -> tuple[int, ...]:
         """The sizes swept for ``chunker`` (its default sizes when none were given)."""
@@ -66,8 +79,8 @@ class SweepGrid:
         return [(c, s) for c in self.chunkers for s in self.sizes_of(c)]
 
     def n_configurations(self) -> int:
-        """Budget configurations: chunkings × modes × packers × budgets."""
-        per = len(self.modes) * len(self.packers) * len(self.budgets)
+        """Budget configurations: chunkings × modes × packers × budgets × stops."""
+        per = len(self.modes) * len(self.packers) * len(self.budgets) * len(self.stops)
         return len(self.chunkings()) * per
 
 
@@ -79,6 +92,14 @@ def _names(value: object, key: str, where: str) -> tuple[str, ...]:
     if not names:
         raise ConfigError(f"{where}: {key} is empty: give at least one name")
     return names
+
+
+def _stops(value: object, where: str) -> tuple[str, ...]:
+    """Stop rules as strings (TOML may give numbers); the facade checks their values."""
+    if isinstance(value, list | tuple):
+        value = [str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                 for v in value]  # fmt: skip
+    return _names(value, "stops", where)
 
 
 def _name(value: object, key: str, where: str) -> str:
@@ -156,6 +177,7 @@ def make_grid(
     budgets: Sequence[int] | None = None,
     tokenizer: str | None = None,
     format: str | None = None,
+    stops: Sequence[str] | str | None = None,
 ) -> SweepGrid:
     """Build a grid: flags (keyword arguments) override the grid file, key by key.
 
@@ -191,4 +213,5 @@ def make_grid(
         budgets=_numbers(budgets or raw.get("budgets", base.budgets), "budgets", where),
         tokenizer=_name(tokenizer or raw.get("tokenizer", base.tokenizer), "tokenizer", where),
         format=_name(format or raw.get("format", base.format), "format", where),
+        stops=_stops(stops or raw.get("stops", base.stops), where),
     )

@@ -1,4 +1,5 @@
-"""PNG plots of a sweep: budget curves (one line per configuration) and chunk-size curves.
+"""PNG plots of a sweep: budget curves (one line per configuration), recall against mean
+tokens used (fill-to-budget and each stop rule) and chunk-size curves.
 
 matplotlib is an extra (``pip install 'ctxselect[plot]'``), imported on first use. The
 figures are drawn with ``matplotlib.figure.Figure`` directly, not pyplot, so no GUI
@@ -18,6 +19,7 @@ from ctxselect.eval.summary import Curve, SizePoint
 RECALL_PLOT = "recall_vs_budget.png"
 RELEVANT_TOKENS_PLOT = "relevant_tokens_vs_budget.png"
 SIZE_PLOT = "quality_vs_chunk_size.png"
+TOKENS_USED_PLOT = "recall_vs_tokens_used.png"
 _MARKERS = "osD^vP*Xhp<>"
 
 
@@ -69,6 +71,35 @@ def budget_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
     title = f"{dataset}: {name} against budget"
     ringed = bool(curves) and metric == curves[0].knee.metric
     axes.set_title(title + (" (rings: knees)" if ringed else ""))
+    axes.set_ylim(0, 1.02)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small", ncols=2 if len(curves) > 8 else 1)
+    return _png(figure)
+
+
+def tokens_used_plot(curves: Sequence[Curve], metric: str, dataset: str) -> bytes:
+    """Plot ``metric`` (``recall`` or ``hit``) against mean tokens used, one line each.
+
+    Fill-to-budget curves (stop ``none``) are solid, stopping curves dashed: at the same
+    mean tokens sent, the higher line selects better.
+    """
+    figure = _figure()
+    axes = figure.add_subplot()
+    for i, curve in enumerate(curves):
+        points = sorted(curve.points, key=lambda p: p.tokens_used)
+        axes.plot(
+            [p.tokens_used for p in points],
+            [p.value(metric) for p in points],
+            marker=_MARKERS[i % len(_MARKERS)],
+            markersize=4,
+            linewidth=1.2,
+            linestyle="-" if curve.stop == "none" else "--",
+            label=curve.label if curve.stop != "none" else f"{curve.label} (fill)",
+        )
+    axes.set_xscale("symlog", linthresh=100)
+    axes.set_xlabel("mean tokens used per query (framing included)")
+    axes.set_ylabel(f"{metric}@Bt")
+    axes.set_title(f"{dataset}: {metric}@Bt against mean tokens used (dashed: stopping)")
     axes.set_ylim(0, 1.02)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="small", ncols=2 if len(curves) > 8 else 1)
@@ -130,8 +161,10 @@ def sweep_plots(
         MissingExtraError: matplotlib is not installed.
     """
     preferred = [m for m in ("hit@1", "ndcg@10") if m in metrics] or list(metrics[:2])
+    metric = curves[0].knee.metric if curves else "recall"
     return {
-        RECALL_PLOT: budget_plot(curves, curves[0].knee.metric if curves else "recall", dataset),
+        RECALL_PLOT: budget_plot(curves, metric, dataset),
+        TOKENS_USED_PLOT: tokens_used_plot(curves, metric, dataset),
         RELEVANT_TOKENS_PLOT: budget_plot(curves, "relevant_tokens", dataset),
         SIZE_PLOT: size_plot(points, preferred, dataset),
     }

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ctxselect.errors import InputError
-from ctxselect.eval.plots import RECALL_PLOT, RELEVANT_TOKENS_PLOT, SIZE_PLOT
+from ctxselect.eval.plots import RECALL_PLOT, RELEVANT_TOKENS_PLOT, SIZE_PLOT, TOKENS_USED_PLOT
 from ctxselect.eval.report_text import (
     COST_RULE,
     KNEE_RULE,
@@ -44,6 +44,9 @@ _CAPTIONS = {
     "or spans, against budget. (nDCG ranks documents and does not depend on the budget; "
     "it is plotted against chunk size.)",
     SIZE_PLOT: "Ranking quality against chunk size, one line per chunker and mode.",
+    TOKENS_USED_PLOT: "The knee metric against the mean tokens a selection used, for "
+    "fill-to-budget (solid) and for each stopping rule (dashed): at equal mean tokens, "
+    "the higher line selects better.",
 }
 
 
@@ -102,6 +105,8 @@ def _settings(report: SweepReport) -> str:
             ("modes", ", ".join(grid.modes)),
             ("packers", ", ".join(grid.packers)),
             ("budgets (tokens)", ", ".join(f"{b:,}" for b in grid.budgets)),
+            ("stop rules", ", ".join(grid.stops)),
+            ("stop calibration", report.stop_calibration or "-"),
             ("tokenizer", grid.tokenizer),
             ("framing counted in the budget", grid.format),
             ("ranking metrics", f"{', '.join(report.metrics)} ({report.level} level)"),

@@ -56,6 +56,17 @@ def recommendation(report: SweepReport) -> str:
     )
 
 
+def stopping_note(report: SweepReport) -> str:
+    """Say which stop rules were measured and how they were calibrated."""
+    return (
+        f"Stop rules {', '.join(report.grid.stops)}; calibration {report.stop_calibration} "
+        "(each query's P(relevant) from a model fitted on the other folds' queries, "
+        "threshold from the cost model). Their rows are `.../stop-<rule>`: tokens used is the "
+        "mean a selection sent, at most the budget; the knee and the recommendation use the "
+        "fill-to-budget curves."
+    )
+
+
 def sweep_tables(report: SweepReport, markdown: bool = False) -> str:
     """Render the size table, each configuration's budget table, knees and costs."""
     table = to_markdown if markdown else render_table
@@ -88,4 +99,6 @@ def sweep_tables(report: SweepReport, markdown: bool = False) -> str:
     ]
     if report.cache_factor != 1.0:
         parts += ["The same without a prompt cache (c = 1):", table(report.uncached)]
+    if report.stop_calibration:
+        parts += ["", stopping_note(report)]
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ctxselect.errors import InputError
 from ctxselect.eval._files import PathLike, line_error, read_lines
 from ctxselect.eval.budget_metrics import budget_metric_names
+from ctxselect.eval.cost import CACHED_FACTOR, DEFAULT_TURNS
 from ctxselect.eval.grid import SweepGrid
 from ctxselect.types import Document, Qrels
 
@@ -39,7 +40,9 @@ class ResultRow:
 
     Ranking metrics (``ndcg@10``) and chunk statistics (``mean-chunk-tokens``,
     ``top3-tokens``) depend on chunker, size and mode only: their ``packer`` and
-    ``budget`` are None. Budget metrics (``recall@2000t``) belong to a full configuration.
+    ``budget`` are None. Budget metrics (``recall@2000t``) belong to a full configuration,
+    ``stop`` included (``none``: fill the budget; rows written before it existed are
+    ``none``, as their selections were).
     """
 
     key: str
@@ -60,11 +63,12 @@ class ResultRow:
     corpus_hash: str
     labels_hash: str
     embedder: str = ""
+    stop: str = "none"
 
 
 _FIELDS = {f.name: f.type for f in dataclasses.fields(ResultRow)}
 _EXPECTED = "a JSON object with the keys " + ", ".join(_FIELDS)
-_OPTIONAL = {"embedder"}  # rows written before it existed lack it
+_OPTIONAL = {"embedder", "stop"}  # rows written before they existed lack them
 
 
 def config_key(settings: Mapping[str, object]) -> str:
@@ -95,8 +99,17 @@ def labels_hash(queries: Mapping[str, str], qrels: Qrels, spans: Iterable[str] =
     return content_hash(lines)
 
 
-Setting = tuple[str, int, str, str | None, int | None]
-"""(chunker, size, mode, packer, budget); packer and budget are None for ranking rows."""
+Setting = tuple[str, int, str, str | None, int | None, str | None]
+"""(chunker, size, mode, packer, budget, stop); the last three are None for ranking rows."""
+STOP_FOLDS = 5
+STOP_SEED = 0
+STOP_CALIBRATION = {
+    "folds": STOP_FOLDS,
+    "seed": STOP_SEED,
+    "turns": DEFAULT_TURNS,
+    "cache_factor": CACHED_FACTOR,
+}
+"""How stop rules other than ``none`` were calibrated (out of sample); part of their keys."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +137,17 @@ class ResultBook:
     modes_extra: Mapping[str, Mapping[str, object]] = dataclasses.field(default_factory=dict)
 
     def key(self, setting: Setting) -> str:
-        """The configuration key of a ranking or budget setting."""
-        chunker, size, mode, packer, budget = setting
+        """The configuration key of a ranking or budget setting.
+
+        ``stop`` enters the key only when it is not ``none``, so fill-to-budget rows keep
+        the keys they had before stopping existed, and a row of one stop rule is never
+        reused for another.
+        """
+        chunker, size, mode, packer, budget, stop = setting
+        stopping = {} if stop in (None, "none") else {"stop": stop, "calibration": STOP_CALIBRATION}
         return config_key(
             {
+                **stopping,
                 "corpus": self.corpus_hash,
                 "labels": self.labels_hash,
                 "level": self.level,
@@ -146,7 +166,7 @@ class ResultBook:
         self, setting: Setting, metric: str, value: float, queries: int, chunks: int
     ) -> ResultRow:
         """One results row of ``setting``."""
-        chunker, size, mode, packer, budget = setting
+        chunker, size, mode, packer, budget, stop = setting
         return ResultRow(
             self.key(setting),
             self.dataset,
@@ -166,6 +186,7 @@ class ResultBook:
             self.corpus_hash,
             self.labels_hash,
             str(self.modes_extra.get(mode, {}).get("embedder", "")),
+            stop or "none",
         )
 
     def settings(self) -> list[Setting]:
@@ -174,27 +195,32 @@ class ResultBook:
         out: list[Setting] = []
         for chunker, size in grid.chunkings():
             for mode in grid.modes:
-                out.append((chunker, size, mode, None, None))
-                out += [(chunker, size, mode, p, b) for p in grid.packers for b in grid.budgets]
+                out.append((chunker, size, mode, None, None, None))
+                out += [
+                    (chunker, size, mode, p, b, s)
+                    for s in grid.stops
+                    for p in grid.packers
+                    for b in grid.budgets
+                ]
         return out
 
     def plan(
         self, ranking_names: Sequence[str], done: set[tuple[str, str]]
-    ) -> dict[tuple[str, int, str], tuple[bool, list[tuple[str, int]]]]:
-        """What is left to measure: (chunker, size, mode) -> (ranking?, [(packer, budget)]).
+    ) -> dict[tuple[str, int, str], tuple[bool, list[tuple[str, int, str]]]]:
+        """What is left to measure: (chunker, size, mode) -> (ranking?, [(packer, budget, stop)]).
 
         A setting is done when every metric it has is in ``done`` as (key, metric).
         """
-        plan: dict[tuple[str, int, str], tuple[bool, list[tuple[str, int]]]] = {}
+        plan: dict[tuple[str, int, str], tuple[bool, list[tuple[str, int, str]]]] = {}
         for setting in self.settings():
-            chunker, size, mode, packer, budget = setting
+            chunker, size, mode, packer, budget, stop = setting
             todo = plan.setdefault((chunker, size, mode), (False, []))[1]
             key = self.key(setting)
             if budget is None:
                 if any((key, m) not in done for m in ranking_names):
                     plan[(chunker, size, mode)] = (True, todo)
             elif any((key, m) not in done for m in budget_metric_names(budget)):
-                todo.append((str(packer), budget))
+                todo.append((str(packer), budget, str(stop)))
         return plan
 
 

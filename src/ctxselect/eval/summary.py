@@ -23,9 +23,9 @@ TOP3_TOKENS = "top3-tokens"
 CHUNK_STATS = (MEAN_CHUNK_TOKENS, TOP3_TOKENS)
 
 
-def curve_label(chunker: str, size: int, mode: str, packer: str) -> str:
-    """Name a configuration: ``tokens-512/bm25/skip``."""
-    return f"{chunker}-{size}/{mode}/{packer}"
+def curve_label(chunker: str, size: int, mode: str, packer: str, stop: str = "none") -> str:
+    """Name a configuration: ``tokens-512/bm25/skip``; ``.../skip/stop-auto`` when it stops."""
+    return f"{chunker}-{size}/{mode}/{packer}" + ("" if stop == "none" else f"/stop-{stop}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ class BudgetPoint:
 
 @dataclass(frozen=True, slots=True)
 class Curve:
-    """One configuration's budget sweep and its knee."""
+    """One configuration's budget sweep and its knee; ``stop`` is its stopping rule."""
 
     label: str
     chunker: str
@@ -91,6 +91,7 @@ class Curve:
     packer: str
     points: tuple[BudgetPoint, ...]
     knee: Knee
+    stop: str = "none"
 
     def recall_at(self, budget: int) -> float | None:
         """The knee metric at ``budget``, or None when that budget was not swept."""
@@ -212,7 +213,7 @@ class SizePoint:
 
 
 def _index(rows: Sequence[ResultRow]) -> dict[tuple[object, ...], ResultRow]:
-    return {(r.chunker, r.size, r.mode, r.packer, r.budget, r.metric): r for r in rows}
+    return {(r.chunker, r.size, r.mode, r.packer, r.budget, r.stop, r.metric): r for r in rows}
 
 
 def _value(found: dict[tuple[object, ...], ResultRow], key: tuple[object, ...]) -> ResultRow:
@@ -230,8 +231,9 @@ def size_points(
     out = []
     for chunker, size in grid.chunkings():
         for mode in grid.modes:
-            got = {m: _value(found, (chunker, size, mode, None, None, m)) for m in metrics}
-            stats = {s: _value(found, (chunker, size, mode, None, None, s)) for s in CHUNK_STATS}
+            at = (chunker, size, mode, None, None, "none")
+            got = {m: _value(found, (*at, m)) for m in metrics}
+            stats = {s: _value(found, (*at, s)) for s in CHUNK_STATS}
             first = stats[MEAN_CHUNK_TOKENS]
             out.append(
                 SizePoint(
@@ -259,15 +261,16 @@ class KneeSettings:
 
 def _curve(
     found: dict[tuple[object, ...], ResultRow],
-    setting: tuple[str, int, str, str],
+    setting: tuple[str, int, str, str, str],
     budgets: Sequence[int],
     knee: KneeSettings,
 ) -> Curve:
-    chunker, size, mode, packer = setting
+    chunker, size, mode, packer, stop = setting
     measured = []
     for budget in budgets:
         names = {m: str(BudgetMetricSpec(m, budget)) for m in BUDGET_METRICS}
-        measured.append({m: _value(found, (*setting, budget, n)) for m, n in names.items()})
+        at = (chunker, size, mode, packer, budget, stop)
+        measured.append({m: _value(found, (*at, n)) for m, n in names.items()})
     points = [(b, got[knee.metric].value) for b, got in zip(budgets, measured, strict=True)]
     gains: list[float | None] = [None, *(m.per_1k_tokens for m in marginal_recall(points))]
     budget_points = tuple(
@@ -284,26 +287,32 @@ def _curve(
         )
         for budget, got, gain in zip(budgets, measured, gains, strict=True)
     )
-    label = curve_label(chunker, size, mode, packer)
+    label = curve_label(chunker, size, mode, packer, stop)
     found_knee = find_knee(points, knee.delta, knee.metric)
-    return Curve(label, chunker, size, mode, packer, budget_points, found_knee)
+    return Curve(label, chunker, size, mode, packer, budget_points, found_knee, stop)
 
 
 def curves(rows: Sequence[ResultRow], grid: SweepGrid, knee: KneeSettings) -> list[Curve]:
     """Build every configuration's budget curve and knee from ``rows``, in grid order."""
     found = _index(rows)
     return [
-        _curve(found, (chunker, size, mode, packer), grid.budgets, knee)
+        _curve(found, (chunker, size, mode, packer, stop), grid.budgets, knee)
         for chunker, size in grid.chunkings()
         for mode in grid.modes
+        for stop in grid.stops
         for packer in grid.packers
     ]
 
 
 def recommend(all_curves: Sequence[Curve], knee: KneeSettings) -> tuple[str, Knee]:
-    """The overall knee (see :func:`.knee.overall_knee`): configuration label and knee."""
+    """The overall knee (see :func:`.knee.overall_knee`): configuration label and knee.
+
+    Only fill-to-budget curves (stop ``none``) take part when there are any: a budget
+    recommends how much to fill; a stopping rule decides by itself how much it sends.
+    """
+    fill = [c for c in all_curves if c.stop == "none"] or list(all_curves)
     return overall_knee(
-        {c.label: [(p.budget, p.value(knee.metric)) for p in c.points] for c in all_curves},
+        {c.label: [(p.budget, p.value(knee.metric)) for p in c.points] for c in fill},
         knee.delta,
         knee.epsilon,
         knee.metric,
@@ -338,6 +347,8 @@ class SweepReport:
         out: The results folder; ``files``: what was written there.
         computed, reused: Configurations measured now, and found in ``results.jsonl``.
         seconds: Wall time of the sweep.
+        stop_calibration: Which P(relevant) the stop rules other than ``none`` used
+            (``out of sample, 5 folds`` or ``uncalibrated rule (...)``; "" with none).
     """
 
     dataset: str
@@ -372,3 +383,4 @@ class SweepReport:
     computed: int
     reused: int
     seconds: float
+    stop_calibration: str = ""

@@ -9,6 +9,7 @@ from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.commands import (
     DENSE_EXTRA,
+    check_stop_option,
     chunk_options,
     chunk_spec,
     embedder_choices,
@@ -82,6 +83,19 @@ def in_memory_embedder_help(what: str) -> str:
 @click.option(
     "--per-query", type=click.Path(), default=None, help="Write per-query values (JSONL) here."
 )
+@click.option(
+    "--stop",
+    default="none",
+    show_default=True,
+    callback=check_stop_option,
+    help="How the --budgets selections stop: none (fill the budget), auto or a P(relevant) "
+    "threshold from 0 to 1, calibrated out of sample (5 folds by query) on these labels.",
+)
+@click.option(
+    "--stored-calibration",
+    is_flag=True,
+    help="Stop with the index's stored calibration instead (it may have seen these labels).",
+)
 @chunk_options
 @json_option
 def eval_cmd(
@@ -100,6 +114,8 @@ def eval_cmd(
     run_out: str | None,
     depth: int | None,
     per_query: str | None,
+    stop: str | float,
+    stored_calibration: bool,
     chunker: str | None,
     size: int | None,
     overlap: int | None,
@@ -110,7 +126,10 @@ def eval_cmd(
 
     With --budgets, also select under each budget as `select` does and print
     recall@Bt (fraction of relevant documents selected), hit@Bt (answer in context),
-    relevant-tokens@Bt, tokens_used@Bt and chunks@Bt.
+    relevant-tokens@Bt, tokens_used@Bt (mean tokens sent) and chunks@Bt. With --stop
+    auto or P, selections stop early as `select --stop` does; P(relevant) is fitted out
+    of sample (each query scored by a model fitted on the other folds' queries), never
+    on the queries it scores, unless --stored-calibration.
     """
     result = experiments.evaluate_corpus(
         corpus,
@@ -130,6 +149,8 @@ def eval_cmd(
         per_query_out=per_query,
         progress=progress_enabled(),
         embedder=embedder,
+        stop=stop,
+        stored_calibration=stored_calibration,
     )
     emit_json(result) if as_json else click.echo(render.eval_result(result))
 
@@ -225,6 +246,12 @@ def lab(
 )
 @click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
 @click.option("--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 250,500.")
+@click.option(
+    "--stops",
+    default=None,
+    help="Comma-separated stop rules: none (fill the budget), auto, or P(relevant) "
+    "thresholds; calibrated out of sample, 5 folds by query (default none).",
+)
 @click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
 @click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
 @click.option(
@@ -292,6 +319,7 @@ def sweep(
     modes: str | None,
     packers: str | None,
     budgets: tuple[int, ...],
+    stops: str | None,
     tokenizer: str | None,
     fmt: str | None,
     embedder: str | None,
@@ -308,12 +336,13 @@ def sweep(
     recommend: bool,
     as_json: bool,
 ) -> None:
-    """Sweep chunker x size x mode x packer x budget; write results, plots and report.html.
+    """Sweep chunker x size x mode x packer x budget x stop; write results, plots, report.html.
 
     Prints the tables in the lab's layout (stdout) and where the report is (stderr).
     Re-running with the same --out reuses every configuration already measured. Dense
     and hybrid (--embedder) keep their vectors there too; another embedder measures
-    them again.
+    them again. --stops none,auto also measures selections that stop early, and the
+    report plots recall against mean tokens used for each stop rule.
     """
     grid = sweeps.sweep_grid(
         grid_file,
@@ -324,6 +353,7 @@ def sweep(
         budgets=budgets,
         tokenizer=tokenizer,
         format=fmt,
+        stops=stops,
     )
     report = sweeps.run_sweep(
         corpus,

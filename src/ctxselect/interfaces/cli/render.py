@@ -274,7 +274,8 @@ def eval_result(result: EvalResult) -> str:
     if result.budgets:
         lines.append(
             f"budgets: {', '.join(map(str, result.budgets))} tokens ({result.packer} packer, "
-            "framing included)"
+            f"framing included), stop {result.stop}"
+            + (f", calibration {result.calibration}" if result.calibration else "")
         )
     width = max((len(name) for name in result.metrics), default=0)
     for name, value in result.metrics.items():
