@@ -89,8 +89,8 @@ def _disk_mb(folder: Path) -> tuple[float, float]:
 
 
 def _metrics(idx: Any, hits: Mapping[str, list[Any]], qrels: Any) -> dict[str, float]:
-    """nDCG@10 and recall@100 of the documents ranked, recall@2000t of their selection."""
-    from ctxselect.eval import evaluate, recall_at_budget
+    """nDCG@10 and recall@100 of the documents ranked, hit@2000t of their selection."""
+    from ctxselect.eval import evaluate, hit_at_budget
 
     run: dict[str, dict[str, float]] = {}
     for qid, ranked in hits.items():
@@ -102,7 +102,7 @@ def _metrics(idx: Any, hits: Mapping[str, list[Any]], qrels: Any) -> dict[str, f
         q: [p.doc_id for p in idx.pack(r, BUDGET, packer="skip", format="markdown").chunks]
         for q, r in hits.items()
     }
-    return {**mean, f"recall@{BUDGET}t": recall_at_budget(selected, qrels)}
+    return {**mean, f"hit@{BUDGET}t": hit_at_budget(selected, qrels)}
 
 
 def _out_of_sample(idx: Any, queries: dict[str, str], qrels: Any) -> tuple[dict[str, Any], Any]:
@@ -295,7 +295,7 @@ def to_markdown(results: list[dict[str, Any]], command: str, seconds: float) -> 
         f"hybrid-tuned is out-of-sample: {FOLDS}-fold cross-validation (seed {SEED}) over the "
         "index's own bm25 and dense retrievers, each query ranked by the spec tuned on the "
         f"other four folds. mmr: λ = {MMR_LAMBDA} over the top {DEPTH}, the index's stored "
-        f"vectors. recall@{BUDGET}t: a relevant document inside the {BUDGET:,}-token "
+        f"vectors. hit@{BUDGET}t: a relevant document inside the {BUDGET:,}-token "
         "selection `Index.pack` makes of the top 100 (skip packer, cl100k, markdown framing "
         "counted). "
         + "; ".join(
@@ -303,14 +303,14 @@ def to_markdown(results: list[dict[str, Any]], command: str, seconds: float) -> 
         )
         + ".",
         "",
-        f"| dataset | mode | nDCG@10 | recall@100 | recall@{BUDGET}t |",
+        f"| dataset | mode | nDCG@10 | recall@100 | hit@{BUDGET}t |",
         "|---|---|---:|---:|---:|",
     ]
     for r in results:
         for mode, m in r["rows"].items():
             lines.append(
                 f"| {r['dataset']} | {mode} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} "
-                f"| {m[f'recall@{BUDGET}t']:.4f} |"
+                f"| {m[f'hit@{BUDGET}t']:.4f} |"
             )
     lines += [
         "",

@@ -12,6 +12,7 @@ from ctxselect.eval import (
     answered_queries,
     estimate_tokens,
     evaluate,
+    hit_at_budget,
     label_matches,
     labels_to_qrels,
     recall_at_budget,
@@ -115,11 +116,12 @@ def test_render_rejects_empty_and_mixed_rows():
 QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 2}, "q3": {"d": 1}, "q0": {"x": 0}}
 
 
-def test_recall_at_budget_counts_queries_with_an_answer_in_the_selection():
+def test_hit_at_budget_counts_queries_with_an_answer_in_the_selection():
+    assert recall_at_budget is hit_at_budget  # the former name still works
     selected = {"q1": ["b", "a", "a"], "q2": ["x"], "q0": ["x"]}  # q3 selected nothing
     assert answered_queries(selected, QRELS) == ["q1"]
-    assert recall_at_budget(selected, QRELS) == pytest.approx(1 / 3)
-    assert recall_at_budget({"q1": ["a"], "q2": ["c"], "q3": ["d"]}, QRELS) == 1.0
+    assert hit_at_budget(selected, QRELS) == pytest.approx(1 / 3)
+    assert hit_at_budget({"q1": ["a"], "q2": ["c"], "q3": ["d"]}, QRELS) == 1.0
 
 
 def test_relevant_tokens_share_is_a_mean_over_queries():
@@ -128,4 +130,4 @@ def test_relevant_tokens_share_is_a_mean_over_queries():
     with pytest.raises(InputError, match="negative"):
         relevant_tokens_share({"q1": [("a", -1)]}, QRELS)
     with pytest.raises(InputError, match="no qrels query"):
-        recall_at_budget({}, {"q": {"a": 0}})
+        hit_at_budget({}, {"q": {"a": 0}})

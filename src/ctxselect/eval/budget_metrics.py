@@ -197,17 +197,22 @@ def answered_queries(selected: Mapping[str, Sequence[str]], qrels: Qrels) -> lis
     ]
 
 
-def recall_at_budget(selected: Mapping[str, Sequence[str]], qrels: Qrels) -> float:
+def hit_at_budget(selected: Mapping[str, Sequence[str]], qrels: Qrels) -> float:
     """Return the share of queries with a relevant document inside their selection.
 
     This is ``hit@<budget>t`` in the metric language (``recall@<budget>t`` before
-    results version 2): the selection already fits the budget, so only whether the
-    answer is in it is measured.
+    results version 2, when this function was named ``recall_at_budget``): the
+    selection already fits the budget, so only whether the answer is in it is measured.
 
     Raises:
         InputError: No qrels query has a relevant document.
     """
     return len(answered_queries(selected, qrels)) / len(_evaluated(qrels))
+
+
+recall_at_budget = hit_at_budget
+"""Former name of :func:`hit_at_budget` (it measures a hit rate, not recall); kept so
+code written against it keeps working."""
 
 
 def relevant_tokens_share(selected: Mapping[str, Sequence[tuple[str, int]]], qrels: Qrels) -> float:
