@@ -113,12 +113,12 @@ def test_text_block_is_the_context_as_select_prints_it(service):
 
 
 def test_a_repeat_spends_nothing_past_where_select_stops(service, monkeypatch):
-    plain = api.Index.select
+    plain = api.Index.select_ranked
 
-    def stopping(self, query, budget, **options):  # stops after the best chunk
-        return plain(self, query, budget, **(options | {"k": 1}))
+    def stopping(self, hits, budget, **options):  # stops after the best chunk
+        return plain(self, hits[:1], budget, **options)
 
-    monkeypatch.setattr(api.Index, "select", stopping)
+    monkeypatch.setattr(api.Index, "select_ranked", stopping)
     first = service.select_context("s", FIRST, 1000, stop="none")
     again = service.select_context("s", FIRST, 1000, stop="none")
     assert _sent_ids(first) == {service.index.search(FIRST, 1)[0].chunk_id}

@@ -326,6 +326,23 @@ class Index:
         """
         _stop.check_stop(stop)
         hits = self.rank(query, k or self.depth(budget), mode, mmr=mmr, rerank_model=rerank_model)
+        return self.select_ranked(
+            hits, budget, mode=mode, packer=packer, format=format, promote=promote, stop=stop
+        )
+
+    def select_ranked(
+        self,
+        hits: Sequence[Hit],
+        budget: int,
+        *,
+        mode: str | None = None,
+        packer: str = DEFAULT_PACKER,
+        format: str = DEFAULT_FORMAT,
+        promote: bool = False,
+        stop: str | float = _stop.DEFAULT_STOP,
+    ) -> Selection:
+        """:meth:`select` on ``hits`` already ranked by :meth:`rank` in ``mode`` (callers
+        that select several budgets from one ranking search once)."""
         calibration = self.calibration(mode)
         cut = _stop.cut_hits(hits, stop, calibration.threshold if calibration else None)
         selection = self._packer(packer, format).pack(cut.kept, budget)

@@ -29,11 +29,13 @@ class Ask:
     mmr: float | None
     stop: str | float = DEFAULT_STOP
 
-    def select(self, index: Index, budget: int) -> Selection:
-        """What a session-less ``select`` chooses for this request within ``budget``."""
-        return index.select(
-            self.query, budget, mode=self.mode, k=self.k, mmr=self.mmr, stop=self.stop
-        )
+    def rank(self, index: Index) -> list[Hit]:
+        """The ranking a session-less ``select`` makes for this request."""
+        return index.rank(self.query, self.k, self.mode, mmr=self.mmr)
+
+    def select(self, index: Index, hits: Sequence[Hit], budget: int) -> Selection:
+        """What a session-less ``select`` chooses from ``hits`` (:meth:`rank`) in ``budget``."""
+        return index.select_ranked(hits, budget, mode=self.mode, stop=self.stop)
 
 
 def new_material(
@@ -58,7 +60,7 @@ def new_material(
     """
     index = spans.index
     spare = sum(index.frame_tokens(h) for h in hits if h.chunk_id in known)
-    wanted = ask.select(index, left + spare)
+    wanted = ask.select(index, hits, left + spare)
     chosen = {c for piece in wanted.chunks for c in piece.chunk_ids}
     candidates = [h for h in hits if h.chunk_id in chosen and h.chunk_id not in known]
     if detail == "full":

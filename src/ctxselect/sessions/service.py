@@ -150,10 +150,10 @@ class Sessions:
             mode = self._mode(mode, mmr)
             stop = lookups.check_stop(self.index, mode, stop)
             ask = Ask(query, mode, self.index.depth(budget), mmr, stop)
-            hits = self.index.rank(query, ask.k, ask.mode, mmr=mmr)
+            hits = ask.rank(self.index)
             known = {} if refresh else self._known(state, hits)
             calls = {c: seen.call for c, seen in known.items()}
-            refs = self.spans.references(ask.select(self.index, budget), hits, calls, budget)
+            refs = self.spans.references(ask.select(self.index, hits, budget), hits, calls, budget)
             received = set() if refresh else self._received(state)  # hits or not
             left = budget - sum(r.tokens for r in refs)
             selection = new_material(
