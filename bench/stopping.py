@@ -9,7 +9,11 @@ read-only, never rebuilt; its fusion is whatever the index stores, plain RRF if 
   budgets (250 ... 6000) that trace the fill curve of recall@Bt against mean tokens used;
 - ``--stop auto`` at the caps, with P(relevant) fitted out of sample (5 folds by query,
   seed 0: each query's chunks are scored by a model fitted on the other folds), the
-  threshold from the cost model (T = 10, c = 0.1), exactly as ``ctxselect eval --stop auto``.
+  threshold t from the cost model (T = 10, c = 0.1; a chunk stays while P >= t x (1 + the
+  relevant chunks expected above it)), exactly as ``ctxselect eval --stop auto``.
+- a label check of t: each query's net value under the cost model (the k-th relevant chunk
+  kept is worth V / k tokens, each token sent costs 1 + (T - 1) x c) at thresholds from
+  0.02 to 1, with the same out-of-sample P: the t labels would choose, against the formula's.
 
 The fill curve is interpolated linearly at the stop rule's mean tokens. The issue's
 targets: (a) stop auto uses <= 60% of fill's mean tokens at every cap; (b) stopping is
@@ -32,9 +36,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+
 from _common import REPO, datasets_root, replace_section
 from ctxselect import eval as _eval
 from ctxselect.api import index_paths, open_index
+from ctxselect.budget import calibration as _calibration
 from ctxselect.selections import (
     CALIBRATION_DEPTH,
     MemoCounter,
@@ -45,7 +52,7 @@ from ctxselect.selections import (
 
 DATASETS = ("scifact", "nfcorpus", "cranfield")
 CAPS = (1000, 2000, 4000, 8000)
-EXTRA = (100, 250, 500, 750, 1500, 3000, 6000)
+EXTRA = (100, 250, 350, 500, 600, 750, 1500, 3000, 6000)
 DOCS = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- stopping:start -->", "<!-- stopping:end -->"
 
@@ -74,6 +81,8 @@ def measure(index: str, folder: Path, mode: str) -> dict[str, Any]:
         for stop, budgets in (("none", sorted({*CAPS, *EXTRA})), ("auto", CAPS)):
             plan = plan_stop(stop, hits, labeled.labels, mean_chunk)
             calibration = plan.calibration or calibration
+            if stop == "auto" and plan.models:
+                setup["threshold_check"] = threshold_check(hits, labeled.labels, plan)
             measured = measure_budgets(
                 hits,
                 labeled.labels,
@@ -100,6 +109,56 @@ def measure(index: str, folder: Path, mode: str) -> dict[str, Any]:
         **setup,
         "queries": len(labeled.queries),
         "mean_chunk_tokens": round(mean_chunk, 1),
+    }
+
+
+GRID = tuple(float(t) for t in np.round(np.geomspace(0.02, 1.0, 40), 4))
+"""Thresholds t the label check tries."""
+
+
+def kept_by(ps: list[float], t: float) -> int:
+    """How many ranked chunks ``stop auto`` keeps at threshold ``t`` (P >= t x (1 + E))."""
+    above = 0.0
+    for i, p in enumerate(ps):
+        if p < t * (1 + above):
+            return i
+        above += p
+    return len(ps)
+
+
+def utility(relevant: list[int], tokens: list[int], keep: int, value: float, bill: float) -> float:
+    """The cost model's net value of the first ``keep`` chunks: the k-th relevant one is
+    worth value / k, every token costs ``bill``."""
+    found = sum(relevant[:keep])
+    worth = sum(value / k for k in range(1, found + 1))
+    return worth - bill * sum(tokens[:keep])
+
+
+def threshold_check(hits: dict[str, Any], labels: Any, plan: Any) -> dict[str, float]:
+    """The threshold t labels would choose: mean net value per query (out-of-sample P, the
+    cost model's value and price) at each t of :data:`GRID`, against the formula's t."""
+    bill = 1 + (_eval.DEFAULT_TURNS - 1) * _eval.CACHED_FACTOR
+    value = _calibration.DEFAULT_VALUE
+    rows = []
+    for qid, ranked in hits.items():
+        model = plan.models.get(qid)
+        if model is None or not ranked:
+            continue
+        ps = model.predict([h.score for h in ranked])
+        rel = [int(labels.grade(qid, h.doc_id, h.start, h.end) >= 1) for h in ranked]
+        toks = [h.n_tokens for h in ranked]
+        rows.append([utility(rel, toks, kept_by(ps, t), value, bill) for t in GRID])
+    table = np.array(rows)
+    mean, se = table.mean(axis=0), table.std(axis=0) / np.sqrt(len(table))
+    best = int(mean.argmax())
+    formula = float(plan.threshold)
+    at = int(np.argmin([abs(t - formula) for t in GRID]))
+    return {
+        "formula_t": round(formula, 3),
+        "best_t": GRID[best],
+        "best_value": round(float(mean[best]), 1),
+        "best_se": round(float(se[best]), 1),
+        "value_at_formula": round(float(mean[at]), 1),
     }
 
 
@@ -174,7 +233,8 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], command: str, setups:
         "recall@Bt (fraction of relevant documents selected) and mean tokens sent, per budget "
         "cap B, with `--stop none` (fill the budget) and `--stop auto`, P(relevant) "
         "calibrated out of sample (5 folds by query, seed 0; each query scored by a model "
-        "fitted on the other folds; threshold from the cost model, T = 10, c = 0.1), as "
+        "fitted on the other folds; threshold t from the cost model, T = 10, c = 0.1: a chunk "
+        "stays while P >= t x (1 + the relevant chunks expected above it)), as "
         "`ctxselect eval --budgets ... --stop auto` measures it. *fill @ stop tokens* is the "
         "fill curve (budgets 100 to 8,000) interpolated at the stop rule's mean tokens; "
         "*gain* = stop recall minus it. Test queries, skip packer, markdown framing, "
@@ -233,10 +293,18 @@ def main() -> None:
             print(json.dumps(record), flush=True)
             rows += rows_of(name, mode, result)
             fusion = f", fusion {result['fusion']}" if result["fusion"] else ""
+            check = result.get("threshold_check")
+            labels_say = (
+                f"; the t labels would choose: {check['best_t']:.3f} (net value "
+                f"{check['best_value']:.0f} ± {check['best_se']:.0f} tokens per query, "
+                f"{check['value_at_formula']:.0f} at the formula's t)"
+                if check
+                else ""
+            )
             setups.append(
                 f"- {name} {mode}: {result['chunks']} chunks ({result['chunking']}), mean "
                 f"{result['mean_chunk_tokens']} tokens{fusion}; {result['queries']} test "
-                f"queries; stop threshold P >= {result['threshold']:.3f}"
+                f"queries; stop threshold t = {result['threshold']:.3f}{labels_say}"
             )
             modes += [mode] if mode not in modes else []
     notes = [line for mode in modes for line in verdicts(rows, mode)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -84,6 +85,22 @@ def test_calibrate_index_stores_p_that_search_and_select_show(tmp_path):
         assert len(chosen.chunks) < len(filled.chunks)
         assert chosen.stop.startswith("next chunk below threshold: P ")
         assert "calibrated" in idx.info().settings["stop_auto"]["bm25"]
+        # P reads the top STATS_DEPTH scores, so it does not depend on how many are asked for
+        assert [h.p_relevant for h in idx.search("raredx raredy common", 1)] == [hits[0].p_relevant]
+
+
+def test_features_do_not_depend_on_ranks_past_the_stats_depth():
+    scores = np.linspace(30.0, 1.0, 3 * cal.STATS_DEPTH)
+    deep = cal.rank_features(scores)
+    head = cal.rank_features(scores[: cal.STATS_DEPTH])
+    assert np.allclose(deep[: cal.STATS_DEPTH], head)
+    assert cal.rank_features([2.0, 1.0]).shape == (2, len(cal.FEATURES))
+    # a query whose best score stands out gets a higher z_top than one with a flat head
+    flat = cal.rank_features([5.0] * 3 + [4.9] * 20)[0, cal.FEATURES.index("z_top")]
+    outlier = cal.rank_features([9.0] + [5.0] * 22)[0, cal.FEATURES.index("z_top")]
+    assert outlier > flat
+    # scores at or below zero (cosine, fused) stay finite
+    assert np.isfinite(cal.rank_features([0.4, 0.0, -0.2] + [-0.3] * 10)).all()
 
 
 def test_select_stop_on_an_uncalibrated_index(tmp_path):
@@ -120,9 +137,9 @@ def test_cli_tune_calibrates_an_index_without_dense_vectors(tmp_path):
     text = CliRunner().invoke(cli, ["select", "rarecx rarecy", "--index", str(ix)])
     assert f"; stopped: {selection['stop']}" in text.stderr
     hits = CliRunner().invoke(cli, ["search", "rarecx rarecy", "--index", str(ix), "-k", "2"])
-    assert "  P 0." in hits.stdout
+    assert re.search(r"  P [01]\.\d\d  ", hits.stdout)
     explained = CliRunner().invoke(cli, ["explain", "rarecx rarecy", "--index", str(ix), "-k", "1"])
-    assert "P(relevant) 0." in explained.stdout
+    assert re.search(r"P\(relevant\) [01]\.\d{3}", explained.stdout)
     bad = CliRunner().invoke(cli, ["select", "x", "--index", str(ix), "--stop", "2"])
     assert bad.exit_code == 2 and "outside [0, 1]" in bad.output
 
@@ -135,3 +152,15 @@ def test_bm25_calibration_on_scifact_is_reliable_out_of_sample(scifact_dir, tmp_
     bm25 = report.calibrations[0]
     assert bm25.mode == "bm25" and bm25.n_queries >= 100
     assert bm25.ece < 0.02  # measured 0.0012 (5 folds, seed 0)
+
+
+def test_a_calibration_with_the_old_four_features_reads_as_uncalibrated():
+    old = {
+        "mode": "bm25",
+        "features": ["rel", "log_rank", "gap", "score"],
+        "model": {"coef": [0.0] * 5, "center": [0.0] * 4, "scale": [1.0] * 4},
+    }
+    assert cal.calibrations({"calibration": {"bm25": old}}) == {}
+    assert cal.describe_auto({"calibration": {"bm25": old}}, ["bm25"])["bm25"].startswith(
+        "uncalibrated"
+    )

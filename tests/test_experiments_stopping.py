@@ -66,15 +66,16 @@ def test_out_of_sample_fit_never_sees_the_query_it_scores(labeled, monkeypatch):
 
 
 def test_eval_ignores_the_stored_calibration_unless_asked(labeled, monkeypatch):
-    model = calibration.Model((5.0, 0.0, 0.0, 0.0, 0.0), (0.0,) * 4, (1.0,) * 4)
-    stored = calibration.Calibration("bm25", model, 0.5, 0, 0, 0, 0, 99, 0, 0, 5, 10, 0.1, 1, 1)
+    n = len(calibration.FEATURES)
+    model = calibration.Model((5.0,) + (0.0,) * n, (0.0,) * n, (1.0,) * n)
+    stored = calibration.Calibration("bm25", model, 0.001, 0, 0, 0, 0, 99, 0, 0, 5, 10, 0.1, 1, 1)
     monkeypatch.setattr(experiments.Index, "calibration", lambda self, mode=None: stored)
     own = evaluate(labeled, stop="auto")
     used = evaluate(labeled, stop="auto", stored_calibration=True)
     assert own.calibration == "out of sample, 5 folds"
     assert used.calibration == "stored in the index"
     fill = evaluate(labeled)
-    # P = sigmoid(5) everywhere keeps every chunk: the stored model fills the budget
+    # P = sigmoid(5) everywhere, t = 0.001: every chunk is worth it, the stored model fills
     assert used.metrics["tokens_used@2000t"] == fill.metrics["tokens_used@2000t"]
     assert own.metrics["tokens_used@2000t"] < fill.metrics["tokens_used@2000t"]
 

@@ -261,11 +261,14 @@ class Index:
         the mode (``ctxselect tune``).
         """
         retriever = self.retriever(mode)
+        calibration = self.calibration(mode)
+        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
+        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
         if self._lazy:
-            hits = self._pinned(lambda r: r.search(query, k), mode)
+            hits = self._pinned(lambda r: r.search(query, depth), mode)
         else:
-            hits = retriever.search(query, k)
-        return _calibration.with_p(hits, self.calibration(mode))
+            hits = retriever.search(query, depth)
+        return _calibration.with_p(hits, calibration)[:k]
 
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
         """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""

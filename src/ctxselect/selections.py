@@ -123,15 +123,20 @@ def _stop_error(rule: float, why: str) -> ConfigError:
     )
 
 
-def stopped_hits(ranked: Sequence[Hit], qid: str, plan: StopPlan | None) -> Sequence[Hit]:
-    """The hits a selection may take for ``qid`` under ``plan`` (all of them for ``none``)."""
+def stopped_hits(
+    ranked: Sequence[Hit], qid: str, plan: StopPlan | None, depth: int | None = None
+) -> Sequence[Hit]:
+    """The hits a selection of the first ``depth`` may take for ``qid`` under ``plan`` (all
+    of them for ``none``). P(relevant) is computed on the whole ranking, as ``Index.search``
+    computes it on at least ``calibration.STATS_DEPTH`` hits, before the list is cut."""
     if plan is None or plan.rule == "none":
-        return ranked
+        return ranked[:depth]
     model = plan.models.get(qid)
     if model is not None and ranked:
         ps = model.predict([h.score for h in ranked])
         ranked = [dataclasses.replace(h, p_relevant=p) for h, p in zip(ranked, ps, strict=True)]
-    elif isinstance(plan.rule, float):
+    ranked = ranked[:depth]
+    if model is None and isinstance(plan.rule, float):
         ranked = [dataclasses.replace(h, p_relevant=0.0) for h in ranked]  # no model: stop
     return _stop.cut_hits(ranked, plan.rule, plan.threshold if model else None).kept
 
@@ -164,7 +169,7 @@ def measure_budgets(
     out: dict[tuple[str, int], dict[str, dict[str, float]]] = {s: {} for s in settings}
     for qid, ranked in hits.items():
         for packer, budget in settings:
-            kept = stopped_hits(ranked[: depths[budget]], qid, stop)
+            kept = stopped_hits(ranked, qid, stop, depths[budget])
             selection = packers[packer].pack(kept, budget)
             values = _eval.score_selection(selection, labels, qid)
             names_at = _eval.budget_metric_names(budget)

@@ -54,7 +54,20 @@ def test_threshold_keeps_chunks_while_p_is_high_enough():
 def test_auto_uses_the_stored_threshold_when_calibrated():
     hits = _hits([9, 8, 7], [0.6, 0.2, 0.1])
     assert len(_select(hits, 10_000, "auto", auto=0.5).chunks) == 1
-    assert len(_select(hits, 10_000, "auto", auto=0.15).chunks) == 2
+    # the second needs 0.1 x (1 + 0.6) = 0.16 <= 0.2, the third 0.1 x 1.8 = 0.18 > 0.1
+    assert len(_select(hits, 10_000, "auto", auto=0.1).chunks) == 2
+
+
+def test_auto_values_each_further_relevant_chunk_less():
+    hits = _hits([9, 8, 7, 6], [0.6, 0.5, 0.45, 0.4])
+    assert len(_select(hits, 10_000, 0.3).chunks) == 4  # a number is a plain P threshold
+    selection = _select(hits, 10_000, "auto", auto=0.3)
+    # the second needs 0.3 x (1 + 0.6) = 0.48 <= 0.5; the third 0.3 x (1 + 1.1) = 0.63 > 0.45
+    assert [c.doc_id for c in selection.chunks] == ["d0", "d1"]
+    assert selection.stop == (
+        "next chunk below threshold: P 0.45 < 0.63 = 0.30 x (1 + 1.10 relevant expected above)"
+    )
+    assert selection.threshold == 0.3
 
 
 def test_the_budget_stays_a_hard_cap_and_wins_the_reason():

@@ -1,24 +1,36 @@
 """Calibrated P(relevant) of a ranked chunk, from per-query rank features.
 
 Platt-style scaling (Platt 1999) generalised to a few features: a logistic regression,
-fitted by Newton's method (IRLS) with a small L2 penalty, maps four features of a chunk's
-place in its query's ranking to the probability that its document is relevant:
+fitted by Newton's method (IRLS) with a small L2 penalty, maps features of a chunk's place
+in its query's ranking to the probability that its document is relevant:
 
 - ``rel``: score / the query's top score (1 for the top chunk),
 - ``log_rank``: ln(rank),
 - ``gap``: (score of the chunk ranked just above − score) / top score (0 at rank 1),
-- ``score``: the raw score (bm25 and tfidf scores carry how well the query matched).
+- ``score``: the raw score (bm25 and tfidf scores carry how well the query matched),
+- ``z``: how far the score stands above the query's score distribution, (score − mean) /
+  standard deviation of the top :data:`STATS_DEPTH` scores (relevant documents are the
+  high outliers of a ranking's scores: Arampatzis et al. 2009, score-distribution models),
+- ``log_tenth``: ln(score / the 10th score), how far above the head of the list it is,
+- ``z_top``: the ``z`` of the query's top score, the same for every chunk of the query (a
+  query whose best match stands far out is one the index answers well: a query
+  performance predictor in the spirit of Shtok et al. 2012).
 
-Every feature depends only on the chunk and the ones ranked above it, so a chunk's P does
-not change with how many hits are asked for. Features are standardised with the training
-means and deviations, stored with the coefficients. One model per retrieval mode; tuning
+Every feature depends on the chunk, the ones ranked above it and the top
+:data:`STATS_DEPTH` scores, so a chunk's P does not change with how many hits are asked
+for as long as at least that many are ranked (``Index.search`` ranks that many when the
+mode is calibrated). Features are standardised with the training means and deviations,
+stored with the coefficients. One model per retrieval mode; tuning
 (:func:`ctxselect.tuning.calibrate_index`) fits it and stores it in the index manifest.
 
 Stopping threshold (cost model of :mod:`ctxselect.eval.cost`): a chunk of n tokens stays
-in the context for T turns and is billed n × (1 + (T − 1) × c). Keeping it is worth it
-when its expected value is at least that cost, p × V ≥ n × (1 + (T − 1) × c), with V the
-value of a relevant chunk in tokens; with n the index's mean chunk size the threshold is
-``min(1, n × (1 + (T − 1) × c) / V)`` (:func:`cost_threshold`).
+in the context for T turns and is billed n × (1 + (T − 1) × c). Its value has diminishing
+returns: the first relevant chunk of a query is worth V tokens, the k-th V / k (the
+harmonic discount of DCG; the first relevant chunk answers most of a question, each
+further one adds less). With E relevant chunks expected above it (the sum of their P), a
+chunk's expected value is P × V / (1 + E), and keeping it is worth it when that is at
+least its cost: P ≥ t × (1 + E), with ``t = min(1, n × (1 + (T − 1) × c) / V)`` and n the
+index's mean chunk size (:func:`cost_threshold`; ``budget.stop`` applies it).
 """
 
 from __future__ import annotations
@@ -33,18 +45,23 @@ import numpy as np
 from ctxselect.errors import InputError
 from ctxselect.types import Hit
 
-FEATURES = ("rel", "log_rank", "gap", "score")
+FEATURES = ("rel", "log_rank", "gap", "score", "z", "log_tenth", "z_top")
 """Feature names, in the order of the coefficients after the intercept."""
 L2 = 1.0
 """Ridge penalty on the standardised coefficients (not the intercept)."""
 BINS = 10
 """Equal-width bins of the expected calibration error."""
 DEFAULT_VALUE = 2000.0
-"""V: what a relevant chunk is worth, in billed tokens (see :func:`cost_threshold`)."""
+"""V: what a query's first relevant chunk is worth, in billed tokens (see the module
+docstring)."""
+STATS_DEPTH = 100
+"""Top scores of a ranking the distribution features (``z``, ``z_top``) are measured on."""
+TENTH = 10
+"""Rank of the score ``log_tenth`` compares with."""
 
 
 def rank_features(scores: Sequence[float]) -> np.ndarray:
-    """Return the ``(n, 4)`` features (:data:`FEATURES`) of a ranked list's scores, best first."""
+    """Return the ``(n, 7)`` features (:data:`FEATURES`) of a ranked list's scores, best first."""
     s = np.asarray(scores, dtype=np.float64)
     if s.size == 0:
         return np.zeros((0, len(FEATURES)))
@@ -52,7 +69,13 @@ def rank_features(scores: Sequence[float]) -> np.ndarray:
     gap = np.zeros_like(s)
     gap[1:] = (s[:-1] - s[1:]) / top
     ranks = np.arange(1, s.size + 1, dtype=np.float64)
-    return np.column_stack([s / top, np.log(ranks), gap, s])
+    head = s[:STATS_DEPTH]
+    spread = float(head.std())
+    z = (s - float(head.mean())) / spread if spread > 0 else np.zeros_like(s)
+    floor = abs(top) * 1e-6  # scores at or below 0 (cosine, fused) read as the floor
+    tenth = max(float(s[min(TENTH, s.size) - 1]), floor)
+    log_tenth = np.clip(np.log(np.maximum(s, floor) / tenth), -10.0, 10.0)
+    return np.column_stack([s / top, np.log(ranks), gap, s, z, log_tenth, np.full_like(s, z[0])])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
@@ -200,7 +223,8 @@ def cross_validate(
 def cost_threshold(
     chunk_tokens: float, turns: int, cache_factor: float, value: float = DEFAULT_VALUE
 ) -> float:
-    """Return ``min(1, n × (1 + (T − 1) × c) / V)``: the P a chunk needs to be worth sending."""
+    """Return ``t = min(1, n × (1 + (T − 1) × c) / V)``: the P a query's first chunk needs
+    to be worth sending (a later one needs ``t × (1 + E)``, see the module docstring)."""
     return min(1.0, chunk_tokens * (1 + (turns - 1) * cache_factor) / value)
 
 
@@ -211,7 +235,8 @@ class Calibration:
     Attributes:
         mode: The retrieval mode whose scores it reads.
         model: The fitted model (on every labeled query).
-        threshold: P below which ``stop="auto"`` stops (:func:`cost_threshold`).
+        threshold: t of ``stop="auto"``: the P a query's first chunk needs; a chunk
+            with E relevant chunks expected above needs t × (1 + E) (:func:`cost_threshold`).
         ece: Out-of-sample expected calibration error (k-fold by query, 10 bins).
         log_loss: Out-of-sample log loss.
         brier: Out-of-sample Brier score.
@@ -306,7 +331,8 @@ def describe_auto(manifest: Mapping[str, Any], modes: Sequence[str]) -> dict[str
     for mode in modes:
         cal = found.get(mode)
         out[mode] = (
-            f"calibrated: keep chunks while P(relevant) >= {cal.threshold:.3f} "
+            f"calibrated: keep chunks while P(relevant) >= {cal.threshold:.3f} x (1 + the "
+            "relevant chunks expected above) "
             f"(out-of-sample ECE {cal.ece:.3f}, {cal.n_queries} queries)"
             if cal is not None
             else "uncalibrated: cut at the largest score gap among the top 20 "

@@ -1,8 +1,12 @@
 """Where a selection stops: at the budget, at a P(relevant) threshold, or at a score gap.
 
 ``stop`` takes ``none`` (fill the budget), a number P in [0, 1] (keep ranked chunks while
-their calibrated P(relevant) >= P) or ``auto``: the threshold tuning stored for the mode
-when the index is calibrated, else an uncalibrated rule on the score curve, the largest
+their calibrated P(relevant) >= P) or ``auto``. Calibrated, ``auto`` applies the cost model
+tuning stored for the mode (:mod:`ctxselect.budget.calibration`): value with diminishing
+returns, so a chunk stays while P >= t × (1 + E), t the stored threshold and E the relevant
+chunks expected above it (the sum of their P): a question with one clear answer gets that
+answer, a broad one a few of its best chunks rather than every chunk that might be relevant.
+Uncalibrated, ``auto`` uses a rule on the score curve, the largest
 gap (Arampatzis et al. 2009, "Where to stop reading a ranked list?", score-distribution
 cut-offs): among the top :data:`GAP_DEPTH` scores, the list is cut after the rank with the
 largest drop to the next score (a scale-free rule: it reads the same on bm25, cosine and
@@ -100,15 +104,20 @@ def cut_hits(hits: Sequence[Hit], stop: object, auto_threshold: float | None = N
             )
         return _threshold_cut(hits, rule)
     if calibrated and auto_threshold is not None:
-        return _threshold_cut(hits, auto_threshold)
+        return _threshold_cut(hits, auto_threshold, diminishing=True)
     return _gap_cut(hits)
 
 
-def _threshold_cut(hits: tuple[Hit, ...], threshold: float) -> Cut:
+def _threshold_cut(hits: tuple[Hit, ...], threshold: float, *, diminishing: bool = False) -> Cut:
+    """Keep hits while P >= threshold (× (1 + E), E the P summed above, when diminishing)."""
+    above = 0.0
     for i, hit in enumerate(hits):
         p = float(hit.p_relevant or 0.0)
-        if p < threshold:
-            why = f"P {p:.2f} < {threshold:.2f}"
+        needed = threshold * (1.0 + above) if diminishing else threshold
+        if p < needed:
+            why = f"P {p:.2f} < {needed:.2f}"
+            if diminishing and above > 0:
+                why += f" = {threshold:.2f} x (1 + {above:.2f} relevant expected above)"
             return Cut(
                 hits[:i],
                 hits[i:],
@@ -116,6 +125,7 @@ def _threshold_cut(hits: tuple[Hit, ...], threshold: float) -> Cut:
                 threshold,
                 f"below threshold: {why}",
             )
+        above += p
     return Cut(hits, (), "", threshold, "")
 
 

@@ -104,7 +104,8 @@ def tune(
     Calibration: fits P(relevant) of a ranked chunk from its rank features per mode
     (needs at least 10 labeled queries), reports its out-of-sample expected calibration
     error, and stores it with the stopping threshold of `select --stop auto`:
-    min(1, n x (1 + (T - 1) x c) / 2000), n the mean chunk size in tokens.
+    t = min(1, n x (1 + (T - 1) x c) / 2000), n the mean chunk size in tokens; a
+    chunk stays while P >= t x (1 + the relevant chunks expected above it).
     """
     write = not dry_run
     report = None
@@ -169,7 +170,7 @@ def calibration_report(report: CalibrationReport, *, written: bool) -> str:
         f"calibrated P(relevant) on {report.n_queries} labeled queries, {report.folds}-fold "
         f"cross-validation by query (seed {report.seed}); ECE, log loss and Brier out of sample",
         f"{'mode':<9}  {'ECE':>6}  {'logloss':>7}  {'Brier':>6}  {'base':>6}  {'chunks':>7}  "
-        f"{'stop at P':>9}",
+        f"{'stop t':>9}",
     ]
     lines += [
         f"{c.mode:<9}  {c.ece:>6.4f}  {c.log_loss:>7.4f}  {c.brier:>6.4f}  {c.base_rate:>6.4f}  "
@@ -180,11 +181,12 @@ def calibration_report(report: CalibrationReport, *, written: bool) -> str:
     if report.calibrations:
         c = report.calibrations[0]
         lines.append(
-            f"stop at P = min(1, n x (1 + (T - 1) x c) / V) = {c.chunk_tokens:.0f} x "
+            f"stop threshold t = min(1, n x (1 + (T - 1) x c) / V) = {c.chunk_tokens:.0f} x "
             f"(1 + {c.turns - 1} x {c.cache_factor:g}) / {c.value:g}"
         )
     lines.append(
-        "written to the index: select --stop auto keeps chunks while P >= the threshold"
+        "written to the index: select --stop auto keeps chunks while P >= t x (1 + the "
+        "relevant chunks expected above)"
         if written
         else "dry run: nothing was written to the index"
     )
