@@ -68,7 +68,7 @@ def test_read_path_does_not_import_write_path() -> None:
 
 
 def test_interfaces_use_only_the_api_and_values() -> None:
-    allowed = FACADE | {"types", "errors", "config", "interfaces", "_require"}
+    allowed = FACADE | {"types", "errors", "config", "manifest", "interfaces", "_require"}
     offenders = [
         f"{path.relative_to(SRC)} imports {module}"
         for path in (SRC / "interfaces").rglob("*.py")
@@ -76,6 +76,12 @@ def test_interfaces_use_only_the_api_and_values() -> None:
         if _package_of(module) not in allowed
     ]
     assert offenders == []
+
+
+def test_the_manifest_is_a_value_both_paths_read() -> None:
+    # the typed manifest (a root module) imports only other root values, so the read path
+    # (open_index) and the write path (indexing) read it without importing each other
+    assert _imports(SRC / "manifest.py") <= {"ctxselect.config", "ctxselect.errors"}
 
 
 def test_import_ctxselect_stays_light() -> None:
@@ -103,3 +109,25 @@ def test_init_has_no_logic() -> None:
     tree = ast.parse((SRC / "__init__.py").read_text(encoding="utf-8"))
     kinds = {type(node).__name__ for node in tree.body}
     assert kinds <= {"Expr", "ImportFrom", "Import", "Assign"}
+
+
+def test_only_stores_know_the_embedded_store() -> None:
+    # Composition code opens stores with open_store(uri) and types them as the Store
+    # protocol; the implementation is chosen in stores/open.py alone (no exceptions).
+    embedded = "ctxselect.stores.embedded"
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        if path.is_relative_to(SRC / "stores"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = _imports(path) | {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        offenders += [
+            f"{path.relative_to(SRC)} names {name}"
+            for name in sorted(named)
+            if name == embedded or name.startswith(embedded + ".")
+        ]
+    assert offenders == []

@@ -160,7 +160,5 @@ def test_a_calibration_with_the_old_four_features_reads_as_uncalibrated():
         "features": ["rel", "log_rank", "gap", "score"],
         "model": {"coef": [0.0] * 5, "center": [0.0] * 4, "scale": [1.0] * 4},
     }
-    assert cal.calibrations({"calibration": {"bm25": old}}) == {}
-    assert cal.describe_auto({"calibration": {"bm25": old}}, ["bm25"])["bm25"].startswith(
-        "uncalibrated"
-    )
+    assert cal.calibrations({"bm25": old}) == {}
+    assert cal.describe_auto({"bm25": old}, ["bm25"])["bm25"].startswith("uncalibrated")

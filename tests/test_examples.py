@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 
 import pytest
 from click.testing import CliRunner
@@ -13,7 +15,10 @@ from ctxselect.errors import ConfigError, InputError
 from ctxselect.examples import Example, ExampleLibrary, render, render_example
 from ctxselect.interfaces.cli import agent  # noqa: F401  (registers the commands)
 from ctxselect.interfaces.cli.main import cli
+from ctxselect.retrieve import BM25Retriever
+from ctxselect.retrieve.analyze import BM25Analyzer
 from ctxselect.tokens import get_counter
+from ctxselect.types import Chunk, ChunkTable
 
 LIBRARY = [
     {"input": "Convert 3 km to miles", "output": "1.86 miles"},
@@ -144,3 +149,73 @@ def test_cli_examples_text_json_and_errors(library_file, tmp_path):
     bad.write_text('{"input": "a", "output": "b"}\nnot json\n', encoding="utf-8")
     failed = runner.invoke(cli, ["examples", "--library", str(bad), "--input", "a"])
     assert failed.exit_code == 1 and failed.stderr.startswith(f"error: {bad}:2: not valid JSON")
+
+
+def _tfidf_cosine(texts):
+    """Cosine of smoothed tf-idf vectors over BM25 terms, as plain dicts."""
+    analyzer, n = BM25Analyzer(), len(texts)
+    counts = [Counter(analyzer.terms(text)) for text in texts]
+    df = Counter(t for c in counts for t in c)
+    vectors = []
+    for c in counts:
+        w = {t: tf * (math.log((1 + n) / (1 + df[t])) + 1) for t, tf in c.items()}
+        norm = math.sqrt(sum(x * x for x in w.values())) or 1.0
+        vectors.append({t: x / norm for t, x in w.items()})
+    return lambda a, b: sum(w * vectors[b].get(t, 0.0) for t, w in vectors[a].items())
+
+
+def _reference(examples, query, budget, k, lam):
+    """Greedy MMR (Carbonell & Goldstein 1998) written out plainly: relevance = BM25 over
+    the best BM25, similarity = :func:`_tfidf_cosine`; an example that does not fit the
+    tokens left is set aside; values within 1e-12 tie and go to the better rank. Returns
+    the picked lines in prompt order, and the dropped lines."""
+    cosine = _tfidf_cosine([e.input for e in examples])
+    ids = [f"{i:07d}" for i in range(len(examples))]
+    chunks = [Chunk(i, i, 0, 0, len(e.input), e.input) for i, e in zip(ids, examples, strict=True)]
+    retriever = BM25Retriever.build(ChunkTable.from_chunks(chunks))
+    hits = retriever.search(query, min(len(examples), max(50, 10 * k)))
+    rows = [int(h.chunk_id) for h in hits]
+    relevance = {r: h.score / hits[0].score for r, h in zip(rows, hits, strict=True)}
+    cost = get_counter("cl100k").count
+    picked, dropped, left, pool = [], [], budget, list(rows)
+
+    def value(r):
+        return lam * relevance[r] - (1 - lam) * max((cosine(r, p) for p in picked), default=0.0)
+
+    while pool and len(picked) < k:
+        top = max(map(value, pool))
+        best = min((r for r in pool if value(r) >= top - 1e-12), key=rows.index)  # ties: rank
+        pool.remove(best)
+        tokens = cost(render_example(examples[best]))
+        if tokens > left:
+            dropped.append(examples[best].line)
+            continue
+        picked.append(best)
+        left -= tokens
+    return [examples[r].line for r in sorted(picked, key=rows.index, reverse=True)], dropped
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.3, 0.7, 1.0])
+def test_selection_is_greedy_mmr_as_written_out(library, lam):
+    # The library reuses the MMR reranker's picking and the tf-idf retriever's weights;
+    # the picks must be those of the algorithm written out plainly.
+    for query in ("Convert 7 km to miles", "miles to km please", "capital of France", "pounds"):
+        for budget, k in ((20, 1), (60, 3), (100, 3), (2000, 7)):
+            chosen = library.select(query, budget, k, mmr_lambda=lam)
+            lines, dropped = _reference(library.examples, query, budget, k, lam)
+            assert [e.line for e in chosen.examples] == lines
+            assert [d.line for d in chosen.dropped] == dropped
+
+
+def test_equally_redundant_copies_tie_and_the_better_ranked_comes():
+    x, y = "linux cache list sort request", "strings retry python service"
+    lib = ExampleLibrary(
+        [Example(x, "a", 1), Example(y, "b", 2), Example(x, "c", 3), Example(y, "d", 4)]
+    )
+    chosen = lib.select("linux strings python", 500, 3, mmr_lambda=0.0)
+    scores = {e.line: e.score for e in chosen.examples}
+    assert scores[2] > scores[1]  # y matches two query words, x one: ranks 2, 4, 1, 3
+    # λ = 0: line 2, then line 1 (unlike it); then lines 3 and 4 are both copies of a
+    # picked input (cosine 1 in exact arithmetic), a tie that goes to the better rank,
+    # line 4, not to the last bits of two float sums (which gave line 3 before).
+    assert [e.line for e in chosen.examples] == [1, 4, 2]

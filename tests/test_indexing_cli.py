@@ -43,7 +43,7 @@ def test_add_remove_compact_verify_info(tmp_path):
     report = json.loads(verified.output)
     assert verified.exit_code == 0 and report["ok"] and "segments" in report["checks"]
     data = json.loads(run("info", "--index", ix, "--json").output)
-    assert data["delta_segments"] == 0 and data["documents"] == 1 and data["schema_version"] == 2
+    assert data["delta_segments"] == 0 and data["documents"] == 1 and data["schema_version"] == 3
 
 
 def test_verify_exits_1_with_the_reason_when_damaged(tmp_path):

@@ -18,7 +18,6 @@ from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect import ingest as _ingest
-from ctxselect import modes as _modes
 from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
@@ -29,24 +28,24 @@ from ctxselect.budget.stop import DEFAULT_STOP, check_stop
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_K,
-    DEFAULT_MODE,
     DEFAULT_PACKER,
     RELOAD_CHECK_SECONDS,
-    BM25Params,
     ChunkSpec,
     FuseSpec,
     resolve_index_dir,
 )
 from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
 from ctxselect.indexing import index_paths
-from ctxselect.modes import retriever_for
-from ctxselect.retrieve import dense as _dense
-from ctxselect.retrieve import dense_segments as _dense_segments
-from ctxselect.retrieve.base import RETRIEVERS, Retriever
-from ctxselect.retrieve.hybrid import HybridRetriever
-from ctxselect.stores.base import Snapshot
-from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION, SQLiteStore
-from ctxselect.stores.embedded.writes import local_commits
+from ctxselect.manifest import Manifest
+from ctxselect.retrieve.base import Retriever
+from ctxselect.retrieve.modes import (
+    MODES,
+    ModeContext,
+    embedding_modes,
+    retriever_for,
+    vector_mode,
+)
+from ctxselect.stores import Snapshot, Store, open_store
 from ctxselect.types import (
     Chunk,
     ChunkTable,
@@ -60,12 +59,6 @@ from ctxselect.types import (
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
 
 
-def _settings(manifest: Mapping[str, Any]) -> tuple[ChunkSpec, BM25Params]:
-    chunk = ChunkSpec(**manifest["chunk"]) if "chunk" in manifest else ChunkSpec()
-    bm25 = BM25Params(**manifest["bm25"]) if "bm25" in manifest else BM25Params()
-    return chunk, bm25
-
-
 def open_index(
     index: str | os.PathLike[str] | None = None, *, embedder: _embed.Embedder | str | None = None
 ) -> Index:
@@ -75,7 +68,7 @@ def open_index(
     the index was built with, made on first use); it must be the model the index was
     embedded with, or those modes raise IndexMismatchError.
     """
-    return Index(SQLiteStore(resolve_index_dir(index)), embedder=embedder)
+    return Index(open_store(resolve_index_dir(index)), embedder=embedder)
 
 
 def build_index(
@@ -98,15 +91,15 @@ class Index:
     are read per hit above that, so repeated queries on a small index never touch disk.
     """
 
-    def __init__(
-        self, store: SQLiteStore, *, embedder: _embed.Embedder | str | None = None
-    ) -> None:
+    def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
         self.store = store
         self._embedder = embedder
         self._rerankers: dict[str, _rerank.Reranker] = {}
-        self.path = str(store.folder)
+        self.path = store.uri
         self.manifest = store.read_manifest()
-        self.chunk_spec, self.bm25 = _settings(self.manifest)
+        # the typed manifest composition code reads; ``manifest`` stays the raw dict
+        self.settings = Manifest.from_dict(self.manifest, index=self.path)
+        self.chunk_spec, self.bm25 = self.settings.chunk, self.settings.bm25
         self._table: ChunkTable | None = None
         # (snapshot, its retrievers by mode): replaced as one value, so a thread never
         # pairs a snapshot with another generation's retrievers.
@@ -129,11 +122,11 @@ class Index:
             not force
             and state is not None
             and time.monotonic() < self._check_at
-            and local_commits() == self._commits_seen
+            and self.store.local_commits() == self._commits_seen
         ):
             return state
         with self._reload_lock:
-            self._commits_seen = local_commits()
+            self._commits_seen = self.store.local_commits()
             self._check_at = time.monotonic() + RELOAD_CHECK_SECONDS
             version = self.store.data_version()
             state = self._state
@@ -143,7 +136,8 @@ class Index:
             if state is None or self.store.generation() != state[0].generation:
                 fresh = self.store.snapshot(previous=state[0] if state else None)
                 self.manifest = dict(fresh.manifest)
-                self.chunk_spec, self.bm25 = _settings(self.manifest)
+                self.settings = Manifest.from_dict(self.manifest, index=self.path)
+                self.chunk_spec, self.bm25 = self.settings.chunk, self.settings.bm25
                 self._table = None
                 self._lazy = not isinstance(fresh.rows, ChunkTable)
                 state = self._state = (fresh, {})
@@ -191,21 +185,28 @@ class Index:
         found = cache.get(mode) if mode else None
         if found is not None:
             return found
-        mode = mode or self.manifest.get("default_mode", DEFAULT_MODE)
+        mode = mode or self.settings.default_mode
         found = cache.get(mode)
-        if found is None and mode in _dense.EMBEDDING_MODES.names():
-            found = cache[mode] = self._embedding_mode(mode, snap, cache)
-        if found is None:
-            if mode not in RETRIEVERS.names():
-                raise UnknownNameError("mode", mode, names("mode"))
-            if mode not in snap.segments:
-                raise IndexMismatchError(
-                    f"index {self.path} has no {mode} arrays: rebuild it with "
-                    f"`ctxselect index PATH... --index {self.path}`"
-                )
-            params = _modes.retriever_params(mode, self.bm25)
-            found = _retrieve.load_segments(mode, snap.rows, snap.segments[mode], **params)
-            cache[mode] = found
+        return found if found is not None else self._load(mode, snap, cache)
+
+    def _load(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
+        """Load ``mode`` from ``snap``'s segments (a fusion: from its parts) into ``cache``."""
+        spec = MODES.get(mode)
+        embedder = self.embedder() if spec.needs_embedder else None
+        context = ModeContext(self.bm25, embedder, self.fusion if spec.fuses else FuseSpec())
+        if spec.combine is not None:
+            parts = {m: cache.get(m) or self._load(m, snap, cache) for m in spec.fuses}
+            found = spec.combine(parts, context)
+        elif spec.load is None or mode not in snap.segments:
+            rebuild = f"ctxselect index PATH... --index {self.path}"
+            missing = f"has no {mode} arrays"
+            if embedder is not None:
+                rebuild = f"ctxselect index --index {self.path} --embedder {embedder.name}"
+                missing = f"records an embedder but holds no {mode} vectors"
+            raise IndexMismatchError(f"index {self.path} {missing}: rebuild it with `{rebuild}`")
+        else:
+            found = spec.load(snap.rows, snap.segments[mode], context)
+        cache[mode] = found
         return found
 
     def embedder(self) -> _embed.Embedder:
@@ -215,19 +216,20 @@ class Index:
             IndexMismatchError: The index has no dense vectors, or was embedded with
                 another model than the embedder this index was opened with.
         """
-        spec = self.manifest.get("embedder")
-        if not isinstance(spec, dict):
+        spec = self.settings.embedder
+        if spec is None:
             raise IndexMismatchError(
-                f"index {self.path} has no dense vectors, so modes dense and hybrid are not "
-                f"available: add them with `ctxselect index --index {self.path} --embedder "
-                f"minilm` (the keyword index is kept)"
+                f"index {self.path} has no dense vectors, so modes "
+                f"{' and '.join(embedding_modes())} are not available: add them with "
+                f"`ctxselect index --index {self.path} --embedder minilm` (the keyword index "
+                f"is kept)"
             )
         given = self._embedder
         if given is None or isinstance(given, str):
-            given = self._embedder = _embed.make_embedder(given or str(spec["name"]))
-        if given.model_id != spec.get("model_id"):
+            given = self._embedder = _embed.make_embedder(given or spec.name)
+        if given.model_id != spec.model_id:
             raise IndexMismatchError(
-                f"index {self.path} was embedded with {spec.get('model_id')!r} but queries "
+                f"index {self.path} was embedded with {spec.model_id!r} but queries "
                 f"would be embedded with {given.model_id!r}: open it with the same embedder, "
                 f"or rebuild it with `ctxselect index --index {self.path} --embedder "
                 f"{given.name}`"
@@ -237,22 +239,8 @@ class Index:
     @property
     def fusion(self) -> FuseSpec:
         """How ``hybrid`` fuses: the spec ``tune`` stored, else plain RRF (k = 60)."""
-        stored = self._snapshot().manifest.get("fusion")
-        return FuseSpec(**stored) if isinstance(stored, dict) else FuseSpec()
-
-    def _embedding_mode(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
-        """Load ``dense`` from its segments, or ``hybrid`` from bm25 and dense."""
-        embedder = self.embedder()
-        if "dense" not in snap.segments:
-            raise IndexMismatchError(
-                f"index {self.path} records an embedder but holds no dense vectors: rebuild "
-                f"it with `ctxselect index --index {self.path} --embedder {embedder.name}`"
-            )
-        if mode == "dense":
-            return _dense_segments.load_segments(snap.rows, snap.segments["dense"], embedder)
-        dense = cache.get("dense") or self.retriever("dense")
-        keyword = cache.get("bm25") or self.retriever("bm25")
-        return HybridRetriever(keyword, dense, self.fusion)  # type: ignore[arg-type]
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        return self.settings.fusion or FuseSpec()
 
     def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
         """Return the ``k`` best chunks for ``query``, best first.
@@ -272,8 +260,9 @@ class Index:
 
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
         """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
-        mode = mode or self.manifest.get("default_mode", DEFAULT_MODE)
-        return _calibration.calibrations(self._snapshot().manifest).get(str(mode))
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        mode = mode or self.settings.default_mode
+        return _calibration.calibrations(self.settings.calibration).get(str(mode))
 
     def search_many(
         self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None
@@ -379,13 +368,13 @@ class Index:
         if rerank_model is not None:
             hits = self._reranker(rerank_model).rerank(query, hits)
         if mmr is not None:
-            if not isinstance(self.manifest.get("embedder"), dict):
+            if self.settings.embedder is None:
                 raise ConfigError(
                     f"mmr compares the chunks' dense vectors and index {self.path} has none: "
                     f"add them with `ctxselect index --index {self.path} --embedder minilm`, "
                     f"or select without mmr"
                 )
-            dense: Any = self.retriever("dense")
+            dense: Any = self.retriever(vector_mode())
             hits = _rerank.MMRReranker(dense.vectors_of, mmr).rerank(query, hits)
         return hits
 
@@ -430,42 +419,40 @@ class Index:
         """Counts, size on disk and the settings the index was built with."""
         snap = self._snapshot()  # reloads the manifest if a newer generation committed
         counts = self.store.counts()
+        manifest = self.settings
         settings = {
-            "chunk": self.manifest.get("chunk", {}),
-            "bm25": self.manifest.get("bm25", {}),
-            "default_mode": self.manifest.get("default_mode", DEFAULT_MODE),
-            "roots": self.manifest.get("roots", []),
-            "embedder": self.manifest.get("embedder"),
-            "fusion": self.manifest.get("fusion"),
-            "tuning": self.manifest.get("tuning"),
-            "calibration": _calibration.summary(self.manifest),
-            "stop_auto": _calibration.describe_auto(self.manifest, self.modes()),
+            **manifest.describe(),
+            "calibration": _calibration.summary(manifest.calibration),
+            "stop_auto": _calibration.describe_auto(manifest.calibration, self.modes()),
         }
-        pending = snap.manifest.get("pending") or {}
-        bm25 = snap.segments.get("bm25")
+        drifting = [s.name for s in MODES if s.length_normalized and s.name in snap.segments]
         return IndexInfo(
             index=self.path,
             documents=counts["documents"],
             chunks=counts["chunks"],
             tokens=counts["tokens"],
             disk_bytes=self.store.disk_bytes(),
-            schema_version=SCHEMA_VERSION,
+            schema_version=self.store.schema_version,
             settings=settings,
             modes=self.modes(),
-            created=str(self.manifest.get("created", "")),
-            updated=str(self.manifest.get("updated", "")),
+            created=manifest.created,
+            updated=manifest.updated,
             generation=snap.generation,
-            delta_segments=len(snap.manifest.get("segments") or []),
-            delta_rows=int(pending.get("delta_rows", 0)),
-            deleted_rows=int(pending.get("dead_rows", 0)),
-            compacted=str(snap.manifest.get("compacted", snap.manifest.get("created", ""))),
-            avgdl_drift=_retrieve.length_drift(bm25) if bm25 is not None else 0.0,
+            delta_segments=len(manifest.state.segments),
+            delta_rows=manifest.state.delta_rows,
+            deleted_rows=manifest.state.dead_rows,
+            compacted=manifest.compacted or manifest.created,
+            avgdl_drift=max(
+                (_retrieve.length_drift(snap.segments[m]) for m in drifting), default=0.0
+            ),
         )
 
     def modes(self) -> tuple[str, ...]:
-        """The retrieval modes this index can search (hybrid wherever dense is stored)."""
-        stored = tuple(self.manifest.get("modes", []))
-        return (*stored, "hybrid") if "dense" in stored and "bm25" in stored else stored
+        """The retrieval modes this index can search: those it stores, then each fusion
+        whose parts it stores."""
+        stored = self.settings.modes
+        fused = [s.name for s in MODES if s.fuses and set(s.fuses) <= set(stored)]
+        return (*stored, *(m for m in fused if m not in stored))
 
     def close(self) -> None:
         """Close the underlying store."""
@@ -479,7 +466,8 @@ class Index:
 
     def depth(self, budget: int) -> int:
         """Return how many ranked chunks :meth:`select` considers for ``budget``."""
-        counts = self._snapshot().manifest.get("counts") or self.store.counts()
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        counts = self.settings.state.counts or self.store.counts()
         chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
         return _budget.depth_for_budget(budget, tokens / chunks if chunks else 1.0)
 
@@ -510,7 +498,7 @@ class Index:
     @property
     def roots(self) -> list[str]:
         """The absolute paths the index was built from."""
-        return [str(r) for r in self.manifest.get("roots", [])]
+        return list(self.settings.roots)
 
 
 def names(kind: str) -> list[str]:
@@ -522,7 +510,7 @@ def names(kind: str) -> list[str]:
     listed: dict[str, Callable[[], list[str]]] = {
         "chunker": _chunk.CHUNKERS.names,
         "tokenizer": _tokens.TOKENIZERS.names,
-        "mode": lambda: [*RETRIEVERS.names(), *_dense.EMBEDDING_MODES.names()],
+        "mode": MODES.names,
         "packer": _budget.PACKERS.names,
         "format": _budget.FORMATS.names,
         "embedder": _embed.EMBEDDERS.names,

@@ -1,7 +1,8 @@
 """Settings of every stage, their defaults, and the one place where precedence is decided.
 
 Precedence, highest first: explicit argument (CLI flag or Python kwarg), environment
-variable (``CTXSELECT_*``), the index manifest, the default below.
+variable (``CTXSELECT_*``), the index manifest (read as ``ctxselect.manifest.Manifest``),
+the default below.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ import math
 import numbers
 import operator
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ctxselect.errors import ConfigError
 
@@ -20,6 +19,10 @@ DEFAULT_TOKENIZER = "cl100k"
 DEFAULT_CHUNKER = "auto"
 DEFAULT_CHUNK_SIZE = 512
 DEFAULT_MODE = "bm25"
+BM25_KEY = "bm25"
+"""Where manifests and result books record the BM25 settings (:class:`BM25Params`)."""
+LAB_MODE = "tfidf"
+"""The mode of ``ctxselect lab``: the chapter's scorer."""
 DEFAULT_K = 10
 DEFAULT_PACKER = "skip"
 DEFAULT_FORMAT = "markdown"
@@ -269,10 +272,3 @@ class FuseSpec:
         if self.method == "rrf":
             return f"rrf k={self.k:g} w={self.weight:.2f}"
         return f"{self.method} {self.norm} w={self.weight:.2f}"
-
-
-def settings_from_manifest(manifest: Mapping[str, Any]) -> tuple[ChunkSpec, BM25Params]:
-    """Return the chunking and BM25 settings an index manifest records (defaults if none)."""
-    chunk = ChunkSpec(**manifest["chunk"]) if "chunk" in manifest else ChunkSpec()
-    bm25 = BM25Params(**manifest["bm25"]) if "bm25" in manifest else BM25Params()
-    return chunk, bm25

@@ -6,28 +6,34 @@ inputs against the new input, then picks greedily by maximal marginal relevance 
 Carbonell & Goldstein, SIGIR 1998): each pick maximises
 ``λ · relevance − (1 − λ) · max similarity to the examples already picked``, where
 relevance is the BM25 score over the best score and similarity is the cosine of the
-inputs' tf-idf vectors over BM25's own terms (stemmed, stop words out). An example whose
+inputs' tf-idf vectors over BM25's own terms (stemmed, stop words out; smoothed idf,
+``retrieve.tfidf.TfidfVectors``). The picking is the MMR reranker's own
+(``rerank.mmr.mmr_order``), told to set aside what does not fit. An example whose
 rendered text does not fit the tokens left is skipped, so a smaller one may still come.
-Ties go to the earlier library line. The prompt order is stable: least relevant first,
-most relevant last, next to the new input (models weigh the nearest examples most; Zhao
-et al., "Calibrate Before Use", ICML 2021).
+Ties go to the better rank, so to the earlier library line among equal BM25 scores;
+MMR values within 1e-12 count as ties (see ``_TIE``). The prompt order is stable: least
+relevant first, most relevant last, next to the new input (models weigh the nearest
+examples most; Zhao et al., "Calibrate Before Use", ICML 2021).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ctxselect import api
 from ctxselect import tokens as _tokens
-from ctxselect.config import DEFAULT_TOKENIZER
+from ctxselect.config import DEFAULT_MMR_LAMBDA, DEFAULT_TOKENIZER
 from ctxselect.errors import ConfigError, InputError
+from ctxselect.rerank.mmr import mmr_order
 from ctxselect.retrieve.analyze import BM25Analyzer
+from ctxselect.retrieve.bm25 import BM25Retriever
+from ctxselect.retrieve.tfidf import TfidfVectors
 from ctxselect.sessions.limits import check_budget, check_k, check_query
 from ctxselect.types import Chunk
 
@@ -35,8 +41,11 @@ DEFAULT_EXAMPLES_BUDGET = 1000
 MIN_EXAMPLES_BUDGET = 20
 DEFAULT_EXAMPLES_K = 4
 MAX_EXAMPLES_K = 20
-DEFAULT_MMR_LAMBDA = 0.7
 MAX_INPUT_CHARS = 8000
+# MMR values this close tie and go to the better rank: values equal in exact arithmetic
+# (duplicate inputs, inputs alike but for equally weighted terms) differ in the last bits
+# with the order their float sums ran in, and that must not decide.
+_TIE = 1e-12
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +175,8 @@ class ExampleLibrary:
             Chunk(f"{i:07d}", f"{i:07d}", 0, 0, len(e.input), e.input)
             for i, e in enumerate(self.examples)
         ]
-        self._retriever = api.retriever_for(chunks, "bm25")
-        self._vectors = _tfidf_vectors([e.input for e in self.examples])
+        self._retriever = api.retriever_for(chunks, BM25Retriever.mode)
+        self._vectors = TfidfVectors([e.input for e in self.examples], BM25Analyzer())
 
     @classmethod
     def load(
@@ -200,9 +209,7 @@ class ExampleLibrary:
             raise ConfigError(f"mmr_lambda must be between 0 and 1, got {mmr_lambda}")
         hits = self._retriever.search(input, min(len(self.examples), max(50, 10 * k)))
         rows = [int(h.chunk_id) for h in hits]
-        top = hits[0].score if hits else 1.0
-        relevance = {r: h.score / top for r, h in zip(rows, hits, strict=True)}
-        picked, dropped = self._mmr(rows, relevance, budget, k, mmr_lambda)
+        picked, dropped = self._mmr(rows, [h.score for h in hits], budget, k, mmr_lambda)
         scores = {int(h.chunk_id): h.score for h in hits}
         # Prompt order: the reverse of rank order, so the most relevant example comes last.
         ordered = sorted(picked, key=rows.index, reverse=True)
@@ -224,56 +231,37 @@ class ExampleLibrary:
         )
 
     def _mmr(
-        self, rows: list[int], relevance: dict[int, float], budget: int, k: int, lam: float
+        self, rows: list[int], scores: list[float], budget: int, k: int, lam: float
     ) -> tuple[list[int], list[DroppedExample]]:
         """Greedy MMR over ``rows`` (rank order), skipping examples that do not fit."""
-        picked: list[int] = []
         dropped: list[DroppedExample] = []
-        position = {r: i for i, r in enumerate(rows)}
-        pool = list(rows)
         left = budget
-        while pool and len(picked) < k:
-            best = max(
-                pool,
-                key=lambda r: (
-                    lam * relevance[r]
-                    - (1 - lam) * max((self._similarity(r, p) for p in picked), default=0.0),
-                    -position[r],
-                ),
-            )
-            pool.remove(best)
-            cost = self._costs[best]
+
+        def fits(i: int) -> bool:
+            nonlocal left
+            cost = self._costs[rows[i]]
             if cost > left:
                 reason = f"does not fit: needs {cost} tokens, {left} left"
-                dropped.append(DroppedExample(self.examples[best].line, cost, reason))
-                continue
-            picked.append(best)
+                dropped.append(DroppedExample(self.examples[rows[i]].line, cost, reason))
+                return False
             left -= cost
-        return picked, dropped
+            return True
 
-    def _similarity(self, a: int, b: int) -> float:
-        va, vb = self._vectors[a], self._vectors[b]
-        if len(va) > len(vb):
-            va, vb = vb, va
-        return sum(w * vb.get(t, 0.0) for t, w in va.items())
+        relevance = np.array(scores) / scores[0] if scores else np.zeros(0)
+        candidates = np.array(rows, dtype=np.int64)
+        picked, _ = mmr_order(
+            relevance,
+            lambda i: self._vectors.cosines(rows[i])[candidates],
+            lam,
+            k,
+            fits,
+            tie=_TIE,
+        )
+        return [rows[i] for i in picked], dropped
 
     def _selected(self, row: int, score: float) -> SelectedExample:
         e = self.examples[row]
         return SelectedExample(e.line, e.input, e.output, round(score, 4), self._costs[row])
-
-
-def _tfidf_vectors(texts: Sequence[str]) -> list[dict[str, float]]:
-    """Unit-length tf-idf vectors over BM25 terms; idf = ln((1 + N) / (1 + df)) + 1."""
-    analyzer = BM25Analyzer()
-    counts = [Counter(analyzer.terms(t)) for t in texts]
-    df = Counter(term for c in counts for term in c)
-    n = len(texts)
-    vectors = []
-    for c in counts:
-        weights = {t: tf * (math.log((1 + n) / (1 + df[t])) + 1) for t, tf in c.items()}
-        norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
-        vectors.append({t: w / norm for t, w in weights.items()})
-    return vectors
 
 
 def drop_least_relevant(selection: ExampleSelection) -> ExampleSelection | None:

@@ -30,6 +30,7 @@ from ctxselect.config import (
     DEFAULT_INDEX_DIR,
     DEFAULT_MODE,
     DEFAULT_PACKER,
+    LAB_MODE,
     BM25Params,
     ChunkSpec,
 )
@@ -64,7 +65,6 @@ DEFAULT_SEED = _eval.DEFAULT_SEED
 LAB_SIZES = (400, 800, 1600, 3200, 6400, 12800)
 LAB_BUDGETS = (500, 1000, 2000, 4000, 8000)
 LAB_BUDGET_CHUNK_CHARS = 1600
-LAB_MODE = "tfidf"  # the chapter's scorer
 LAB_PACKER = "greedy"  # the chapter fills greedily
 LAB_TOKENIZER = "chars4"  # the chapter's estimate
 DEFAULT_RUN_DEPTH = _eval.DEFAULT_RUN_DEPTH
@@ -279,7 +279,7 @@ def evaluate_corpus(
         unknown_queries_in_qrels=labeled.unknown_queries,
         spans_beyond_text=labeled.spans_beyond_text,
         per_query_path=os.fspath(per_query_out) if per_query_out else "",
-        embedder=str((idx.manifest.get("embedder") or {}).get("model_id", "")),
+        embedder=idx.settings.embedder.model_id if idx.settings.embedder else "",
         depth=depth,
         stop=str(stop) if wanted else "none",
         calibration=calibration,
@@ -288,7 +288,7 @@ def evaluate_corpus(
 
 def _check_dense(idx: Index, mode: str) -> None:
     """Fail early, naming the eval flag, when ``mode`` needs vectors the index lacks."""
-    if mode in _modes.embedding_modes() and not idx.manifest.get("embedder"):
+    if mode in _modes.embedding_modes() and idx.settings.embedder is None:
         raise ConfigError(
             f"mode {mode} ranks by dense vectors and index {idx.path} has none: add "
             f"--embedder minilm (or hash, a model-free stand-in) to `ctxselect eval`"

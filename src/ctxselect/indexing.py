@@ -27,7 +27,6 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
     resolve_index_dir,
-    settings_from_manifest,
 )
 from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError, InputError
 from ctxselect.errors import NotFoundError as _NotFound
@@ -39,8 +38,9 @@ from ctxselect.index.writer import (
     write_full,
     write_update,
 )
-from ctxselect.stores.embedded.sqlite import SQLiteStore
-from ctxselect.stores.embedded.verify import verify_store
+from ctxselect.manifest import EmbedderSpec, Manifest
+from ctxselect.stores import Store, open_store
+from ctxselect.stores.open import DEFAULT_WAIT
 from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
@@ -51,8 +51,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _manifest(store: Store) -> Manifest:
+    """The store's committed manifest, typed."""
+    return Manifest.from_dict(store.read_manifest(), index=store.uri)
+
+
 def _commit(
-    store: SQLiteStore,
+    store: Store,
     plan: Plan,
     *,
     chunk: ChunkSpec,
@@ -84,18 +89,18 @@ def _commit(
     )
 
 
-def _compact_store(store: SQLiteStore, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
+def _compact_store(store: Store, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
     """Compact, then drop cached vectors no live chunk uses (bounded like the segments)."""
     done = _compact.compact_store(store, modes, {"compacted": _now()})
-    dense = store.read_manifest().get("embedder")
-    if "dense" in modes and isinstance(dense, dict):
+    dense = _manifest(store).embedder
+    if _modes.has_vectors(modes) and dense is not None:
         _modes.prune_vectors(store, dense)
     return done
 
 
-def _maintain(store: SQLiteStore, modes: Mapping[str, ModeOps], fraction: float | None) -> bool:
+def _maintain(store: Store, modes: Mapping[str, ModeOps], fraction: float | None) -> bool:
     """Compact or consolidate deltas when the policy says so; True if compacted."""
-    manifest = store.read_manifest()
+    manifest = _manifest(store)
     if _compact.needs_compaction(manifest, fraction):
         _compact_store(store, modes)
         return True
@@ -105,7 +110,7 @@ def _maintain(store: SQLiteStore, modes: Mapping[str, ModeOps], fraction: float 
 
 
 def _write(
-    store: SQLiteStore,
+    store: Store,
     docs: Sequence[Document],
     *,
     removed: Sequence[str] = (),
@@ -124,28 +129,23 @@ def _write(
     ``keep`` names documents a complete scan lacks but must not delete (their files
     exist but could not be read this time).
     """
-    manifest = store.read_manifest()
-    old_chunk, old_bm25 = settings_from_manifest(manifest)
-    chunk, bm25 = chunk or old_chunk, bm25 or old_bm25
-    dense, given = _modes.resolve_embedder(manifest, embedder, ann_threshold)
-    known = "chunk" in manifest
-    keyword_changed = known and (chunk != old_chunk or bm25 != old_bm25)
-    dense_changed = known and dense != manifest.get("embedder")
+    old = _manifest(store)
+    chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
+    dense, given = _modes.resolve_embedder(old, embedder, ann_threshold)
+    known = old.built
+    keyword_changed = known and (chunk != old.chunk or bm25 != old.bm25)
+    dense_changed = known and dense != old.embedder
     changed = keyword_changed or dense_changed
     if changed and not complete:
         raise ConfigError(
-            f"the index {store.folder} was built with other settings ({old_chunk}, {old_bm25}, "
-            f"embedder {manifest.get('embedder')}): change settings with `ctxselect index` "
+            f"the index {store.uri} was built with other settings ({old.chunk}, {old.bm25}, "
+            f"embedder {old.embedder}): change settings with `ctxselect index` "
             f"(it rebuilds the index), not add"
         )
-    modes = _modes.mode_ops(bm25)
-    if dense is not None:
-        modes["dense"] = _modes.dense_ops(
-            dense, store.vector_cache(), given=given, progress=progress
-        )
-    stored = manifest.get("modes")
-    has_base = isinstance(manifest.get("base"), dict)
-    rebuild = not has_base or changed or (complete and set(stored or []) != set(modes))
+    modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, given, progress))
+    stored = old.modes
+    has_base = old.state.base_rows is not None
+    rebuild = not has_base or changed or (complete and set(stored) != set(modes))
     if not rebuild and stored:
         modes = {m: modes[m] for m in stored if m in modes}
     plan = plan_changes(
@@ -160,49 +160,54 @@ def _write(
     if not (plan.upserts or plan.removed or rebuild):
         # a run killed between its commit and its compaction left work pending: do it now
         return plan, _maintain(store, modes, compact_fraction)
-    old_model = (manifest.get("embedder") or {}).get("model_id")
-    model_changed = known and (dense or {}).get("model_id") != old_model
-    new_manifest = {
-        "created": manifest.get("created", _now()),
-        "updated": _now(),
-        "roots": list(roots),
-        "chunk": dataclasses.asdict(chunk),
-        "bm25": dataclasses.asdict(bm25),
-        "modes": list(modes),
-        "embedder": dense,
-        **_modes.tuned_settings(manifest, dense, model_changed),
-    }
+    model_changed = known and _model_id(dense) != _model_id(old.embedder)
+    new_manifest = dataclasses.replace(
+        _modes.tuned_settings(old, dense, model_changed),
+        created=old.created or _now(),
+        updated=_now(),
+        roots=tuple(roots),
+        chunk=chunk,
+        bm25=bm25,
+        modes=tuple(modes),
+        embedder=dense,
+    )
     if keyword_changed:
         plan.note = "settings changed: every document was re-chunked"
     elif dense_changed:
-        plan.note = _dense_note(manifest.get("embedder"), dense)
+        plan.note = _dense_note(old.embedder, dense)
         # a rebuild counts every document as updated; only the dense artefacts changed
         plan.updated, plan.unchanged = plan.modified, plan.updated - plan.modified
-    if model_changed and manifest.get("fusion"):
+    if model_changed and old.fusion:
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
-    _commit(store, plan, chunk=chunk, modes=modes, manifest=new_manifest, progress=progress)
+    manifest = new_manifest.to_dict()
+    _commit(store, plan, chunk=chunk, modes=modes, manifest=manifest, progress=progress)
     if plan.full and dense is not None:
         _modes.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
 
 
-def _dense_note(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+def _model_id(spec: EmbedderSpec | None) -> str | None:
+    return spec.model_id if spec is not None else None
+
+
+def _dense_note(old: EmbedderSpec | None, new: EmbedderSpec | None) -> str:
     """Say what an embedder change did to the index (documents are not re-chunked)."""
+    needy = _modes.embedding_modes()
     if new is None:
-        return "embedder removed: dense vectors dropped (modes dense and hybrid are gone)"
+        return f"embedder removed: dense vectors dropped (modes {' and '.join(needy)} are gone)"
     if old is None:
-        return f"embedder {new.get('name')} added: every chunk was embedded (modes dense, hybrid)"
-    if new.get("model_id") != old.get("model_id"):
+        return f"embedder {new.name} added: every chunk was embedded (modes {', '.join(needy)})"
+    if new.model_id != old.model_id:
         return (
-            f"embedder changed from {old.get('name')} to {new.get('name')}: every chunk was "
+            f"embedder changed from {old.name} to {new.name}: every chunk was "
             f"embedded again (vectors this model made before were reused)"
         )
     return "embedder settings changed: dense index rebuilt from the stored vectors"
 
 
 def _report(
-    store: SQLiteStore,
+    store: Store,
     plan: Plan,
     compacted: bool,
     started: float,
@@ -210,7 +215,7 @@ def _report(
     ingest: _ingest.IngestReport | None = None,
     wrote: bool = True,
 ) -> IndexReport:
-    manifest = store.read_manifest()
+    state = _manifest(store).state
     counts = store.counts()
     skipped: dict[str, int] = {}
     if ingest is not None:
@@ -225,7 +230,7 @@ def _report(
         }
     ingest = ingest or _ingest.IngestReport()
     return IndexReport(
-        index=str(store.folder),
+        index=store.uri,
         added=plan.added,
         updated=plan.updated,
         removed=len(plan.removed) - len(plan.renames),
@@ -239,8 +244,8 @@ def _report(
         note=plan.note,
         renamed=len(plan.renames),
         compacted=compacted,
-        delta_segments=len(manifest.get("segments") or []),
-        generation=int(manifest.get("generation", 0)),
+        delta_segments=len(state.segments),
+        generation=state.generation,
         unsupported_files=ingest.unsupported_paths,
         outside_links=ingest.outside_links,
     )
@@ -291,12 +296,11 @@ def index_paths(
     """
     started = time.perf_counter()
     with _writing(index, wait) as store:
-        manifest = store.read_manifest()
-        roots = [str(Path(p).resolve()) for p in paths] or list(manifest.get("roots", []))
+        roots = [str(Path(p).resolve()) for p in paths] or list(_manifest(store).roots)
         if not roots:
             raise ConfigError(
-                f"no paths to index and index {store.folder} has no roots yet: "
-                f"run `ctxselect index PATH... --index {store.folder}`"
+                f"no paths to index and index {store.uri} has no roots yet: "
+                f"run `ctxselect index PATH... --index {store.uri}`"
             )
         loaded = _ingest.load_paths(
             roots, max_bytes=max_bytes, progress=progress, follow_symlinks=follow_symlinks
@@ -337,7 +341,7 @@ def add_documents(
     """
     started = time.perf_counter()
     with _writing(index, wait) as store:
-        roots = list(store.read_manifest().get("roots", []))
+        roots = list(_manifest(store).roots)
         plan, compacted = _write(
             store,
             documents,
@@ -374,7 +378,7 @@ def add_paths(
     """
     started = time.perf_counter()
     with _writing(index, wait) as store:
-        roots = list(store.read_manifest().get("roots", []))
+        roots = list(_manifest(store).roots)
         loaded = _ingest.load_paths(
             paths,
             max_bytes=max_bytes,
@@ -421,10 +425,10 @@ def remove_documents(
         missing = [d for d in doc_ids if d not in known]
         if missing:
             raise _NotFound(
-                f"no document {', '.join(map(repr, missing))} in index {store.folder}: "
+                f"no document {', '.join(map(repr, missing))} in index {store.uri}: "
                 f"nothing was removed; document ids are listed by `ctxselect search`"
             )
-        roots = list(store.read_manifest().get("roots", []))
+        roots = list(_manifest(store).roots)
         plan, compacted = _write(
             store,
             [],
@@ -439,17 +443,19 @@ def remove_documents(
         return _report(store, plan, compacted, started, wrote=bool(plan.removed))
 
 
-def _open(index: PathArg | None) -> SQLiteStore:
-    return SQLiteStore(resolve_index_dir(index))
+def _open(index: PathArg | None) -> Store:
+    return open_store(resolve_index_dir(index))
 
 
 @contextlib.contextmanager
-def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[SQLiteStore]:
+def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[Store]:
     """Open an index folder (created if missing, unless ``create`` is False) and hold its
     writer lock for one write; the store is closed afterwards."""
     WAIT.check(wait)
     folder = resolve_index_dir(index)
-    store = SQLiteStore(folder, create=True, wait=max(wait, 30.0)) if create else _open(folder)
+    store = (
+        open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT)) if create else _open(folder)
+    )
     try:
         with store.lock(wait):
             yield store
@@ -461,16 +467,16 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
     """Merge every segment into one base: searches then equal a full rebuild exactly."""
     started = time.perf_counter()
     with _writing(index, wait, create=False) as store:
-        manifest = store.read_manifest()
+        manifest = _manifest(store)
         modes = _modes.stored_mode_ops(store, manifest)
-        if not isinstance(manifest.get("base"), dict):
-            raise IndexNotFoundError(f"index {store.folder} holds nothing to compact yet")
-        if not manifest.get("segments") and not _compact.pending_rows(manifest):
+        if manifest.state.base_rows is None:
+            raise IndexNotFoundError(f"index {store.uri} holds nothing to compact yet")
+        if not manifest.state.segments and not _compact.pending_rows(manifest):
             n = store.counts()["chunks"]
-            return CompactReport(str(store.folder), n, 0, 0, 0.0, note="already compact")
+            return CompactReport(store.uri, n, 0, 0, 0.0, note="already compact")
         rows, merged, dropped = _compact_store(store, modes)
         seconds = round(time.perf_counter() - started, 3)
-        return CompactReport(str(store.folder), rows, merged, dropped, seconds)
+        return CompactReport(store.uri, rows, merged, dropped, seconds)
 
 
 def verify_index(index: PathArg | None = None) -> VerifyReport:
@@ -486,7 +492,7 @@ def verify_index(index: PathArg | None = None) -> VerifyReport:
     except CtxselectError as exc:
         return VerifyReport(folder, False, ("open",), (str(exc),))
     try:
-        checks, problems, removed = verify_store(store)
+        checks, problems, removed = store.verify()
         return VerifyReport(folder, not problems, tuple(checks), tuple(problems), tuple(removed))
     finally:
         store.close()

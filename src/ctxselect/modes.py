@@ -1,16 +1,20 @@
-"""The retrieval modes an index writes, as :class:`~ctxselect.index.writer.ModeOps`.
+"""The write side of the mode table: the :class:`~ctxselect.index.writer.ModeOps` an index
+writes for each stored mode of ``retrieve.modes.MODES``.
 
-Keyword modes (:func:`mode_ops`) analyze text into postings; dense retrieval
-(:func:`dense_ops`) embeds it. ``indexing`` asks :func:`resolve_embedder` what the
-manifest will record of the embedder (name, model id, dimensions, ANN threshold). The
-model is made on first use (:class:`LazyEmbedder`), so an update whose chunks are all in
-the index's vector cache never loads it. Experiments (sweep, lab) build modes in memory
-with :func:`retriever_for` and make their embedder with :func:`experiment_embedder`.
+Each spec's ``store`` picks its writer (:data:`WRITERS`): postings modes analyze text
+(:func:`postings_ops`); vector modes embed it (:func:`dense_ops`). ``indexing`` asks
+:func:`resolve_embedder` what the manifest will record of the embedder (name, model id,
+dimensions, ANN threshold). The model is made on first use (:class:`LazyEmbedder`), so
+an update whose chunks are all in the index's vector cache never loads it. Experiments
+(sweep, lab) build modes in memory with ``retrieve.modes.retriever_for`` and make their
+embedder with :func:`experiment_embedder`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,19 +24,23 @@ from ctxselect.config import (
     DEFAULT_ANN_THRESHOLD,
     DEFAULT_MODE,
     BM25Params,
-    FuseSpec,
-    settings_from_manifest,
 )
-from ctxselect.errors import ConfigError, IndexMismatchError, UnknownNameError
+from ctxselect.errors import ConfigError, IndexMismatchError
 from ctxselect.index.writer import ModeOps, indexed_text
-from ctxselect.retrieve import dense as _dense
+from ctxselect.manifest import EmbedderSpec, Manifest
 from ctxselect.retrieve import dense_segments as _dense_segments
 from ctxselect.retrieve._sparse import index_corpus, raw_arrays, raw_postings
-from ctxselect.retrieve.base import RETRIEVERS, Retriever
-from ctxselect.retrieve.hybrid import HybridRetriever
-from ctxselect.stores.embedded.sqlite import SQLiteStore
-from ctxselect.stores.embedded.vectors import SQLiteVectorCache
-from ctxselect.types import Chunk, ChunkTable
+from ctxselect.retrieve.modes import (  # the lists are re-exported for the interfaces
+    MODES,
+    POSTINGS,
+    VECTORS,
+    ModeContext,
+    ModeSpec,
+    embedding_modes,
+    fusion_modes,
+    keyword_modes,
+)
+from ctxselect.stores import Store, VectorStore
 
 EmbedderArg = str | _embed.Embedder | None
 """An embedder for dense retrieval: a registry name (``minilm``, ``hash``), an object,
@@ -40,30 +48,70 @@ EmbedderArg = str | _embed.Embedder | None
 NO_EMBEDDER = "none"
 
 
-def mode_ops(bm25: BM25Params, names: Sequence[str] | None = None) -> dict[str, ModeOps]:
-    """Return the write-path operations of every segment-capable mode (or of ``names``)."""
+@dataclass(frozen=True, slots=True)
+class WriteInputs:
+    """What the writers of a write take: the settings, the embedder, the store.
+
+    Attributes:
+        store: The index's store (its vector cache keeps embeddings by content hash).
+        bm25: The index's BM25 settings.
+        embedder: What the manifest records of the embedder (None: no vector modes).
+        given: The embedder itself when one was named or given (else made on first use).
+        progress: Show a progress bar while embedding.
+    """
+
+    store: Store
+    bm25: BM25Params
+    embedder: EmbedderSpec | None = None
+    given: _embed.Embedder | None = None
+    progress: bool = False
+
+
+def write_ops(inputs: WriteInputs, names: Sequence[str] | None = None) -> dict[str, ModeOps]:
+    """Return the write-path operations of every stored mode (or of ``names``), in table
+    order; modes that need an embedder only when ``inputs.embedder`` is given.
+
+    Raises:
+        UnknownNameError: A name in ``names`` is not a registered mode.
+        ConfigError: A mode is stored in a way no writer knows.
+    """
+    for name in names or ():
+        MODES.get(name)  # an index holding a mode this installation lacks is refused
     ops: dict[str, ModeOps] = {}
-    for mode in names if names is not None else RETRIEVERS.names():
-        cls: Any = RETRIEVERS.get(mode)
-        if not hasattr(cls, "arrays_from_postings"):
-            continue  # a mode without segment support is not part of the keyword index
-        params = retriever_params(mode, bm25)
-        key, analyzer = cls.analysis(**params)
-        ops[mode] = ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
+    for spec in MODES:
+        if spec.store is None or (names is not None and spec.name not in names):
+            continue  # a fusion, or a mode the index does not hold
+        if spec.needs_embedder and inputs.embedder is None:
+            continue
+        writer = WRITERS.get(spec.store)
+        if writer is None:
+            raise ConfigError(
+                f"mode {spec.name} is stored as {spec.store!r}, which no writer knows: "
+                f"add one to ctxselect.modes.WRITERS ({', '.join(WRITERS)})"
+            )
+        ops[spec.name] = writer(spec, inputs)
     return ops
 
 
+def postings_ops(spec: ModeSpec, inputs: WriteInputs) -> ModeOps:
+    """The write-path operations of a keyword mode stored as postings."""
+    cls: Any = spec.retriever
+    params = spec.params(ModeContext(inputs.bm25))
+    key, analyzer = cls.analysis(**params)
+    return ModeOps(key, _analyze(analyzer), analyzer.terms, _finish(cls, params))
+
+
+def has_vectors(names: Iterable[str]) -> bool:
+    """Whether any of the modes ``names`` is stored as vectors (unknown names: no)."""
+    return any(name in MODES and MODES.get(name).store == VECTORS for name in names)
+
+
 def stored_mode_ops(
-    store: SQLiteStore, manifest: Mapping[str, Any], *, progress: bool = False
+    store: Store, manifest: Manifest, *, progress: bool = False
 ) -> dict[str, ModeOps]:
-    """Return the write-path operations of the modes an index holds (dense included)."""
-    _, bm25 = settings_from_manifest(manifest)
-    stored = [m for m in manifest.get("modes") or [] if m != "dense"]
-    modes = mode_ops(bm25, stored or None)
-    dense = manifest.get("embedder")
-    if "dense" in (manifest.get("modes") or []) and isinstance(dense, dict):
-        modes["dense"] = dense_ops(dense, store.vector_cache(), progress=progress)
-    return modes
+    """Return the write-path operations of the modes an index holds (vector modes too)."""
+    inputs = WriteInputs(store, manifest.bm25, manifest.embedder, progress=progress)
+    return write_ops(inputs, manifest.modes or None)
 
 
 def _analyze(analyzer: Any) -> Callable[[Sequence[str]], Mapping[str, Any]]:
@@ -84,10 +132,10 @@ class LazyEmbedder:
     """The index's embedder, made on first use: an update whose chunks are all in the
     vector cache never loads the model. Checks the model is the one the index records."""
 
-    def __init__(self, spec: Mapping[str, Any], given: _embed.Embedder | None) -> None:
-        self.name = str(spec["name"])
-        self.dim = int(spec["dim"])
-        self.model_id = str(spec["model_id"])
+    def __init__(self, spec: EmbedderSpec, given: _embed.Embedder | None) -> None:
+        self.name = spec.name
+        self.dim = spec.dim
+        self.model_id = spec.model_id
         self._model = given
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
@@ -103,19 +151,14 @@ class LazyEmbedder:
         return self._model.embed(texts, query=query)
 
 
-def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> dict[str, Any]:
-    """What the manifest records of an index's embedder (``manifest["embedder"]``)."""
-    return {
-        "name": embedder.name,
-        "model_id": embedder.model_id,
-        "dim": int(embedder.dim),
-        "ann_threshold": int(ann_threshold),
-    }
+def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> EmbedderSpec:
+    """What the manifest records of an index's embedder (``Manifest.embedder``)."""
+    return EmbedderSpec(embedder.name, embedder.model_id, int(embedder.dim), int(ann_threshold))
 
 
 def dense_ops(
-    spec: Mapping[str, Any],
-    cache: SQLiteVectorCache,
+    spec: EmbedderSpec,
+    cache: VectorStore,
     *,
     given: _embed.Embedder | None = None,
     progress: bool = False,
@@ -126,7 +169,7 @@ def dense_ops(
     with a progress bar; blank chunks are never embedded.
     """
     model = _embed.CachedEmbedder(LazyEmbedder(spec, given), cache, progress=progress)
-    threshold = int(spec.get("ann_threshold", DEFAULT_ANN_THRESHOLD))
+    threshold = spec.ann_threshold
 
     def analyze(texts: Sequence[str]) -> Mapping[str, np.ndarray]:
         embedded = np.array([not _embed.is_blank(t) for t in texts], dtype=bool)
@@ -145,9 +188,24 @@ def dense_ops(
     )
 
 
+def vector_ops(spec: ModeSpec, inputs: WriteInputs) -> ModeOps:
+    """The write-path operations of a mode stored as vectors (:func:`dense_ops`)."""
+    if inputs.embedder is None:
+        raise ConfigError(f"mode {spec.name} stores vectors: the index records no embedder")
+    cache = inputs.store.vector_cache()
+    return dense_ops(inputs.embedder, cache, given=inputs.given, progress=inputs.progress)
+
+
+WRITERS: dict[str, Callable[[ModeSpec, WriteInputs], ModeOps]] = {
+    POSTINGS: postings_ops,
+    VECTORS: vector_ops,
+}
+"""A spec's ``store`` -> the function making its write-path operations."""
+
+
 def resolve_embedder(
-    manifest: Mapping[str, Any], embedder: EmbedderArg, ann_threshold: int | None
-) -> tuple[dict[str, Any] | None, _embed.Embedder | None]:
+    manifest: Manifest, embedder: EmbedderArg, ann_threshold: int | None
+) -> tuple[EmbedderSpec | None, _embed.Embedder | None]:
     """The embedder spec the index will record, and the embedder if one was named or given.
 
     A named embedder is made now, so a model that changed with an upgrade of its package
@@ -158,7 +216,7 @@ def resolve_embedder(
         isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
     ):
         raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
-    old = manifest.get("embedder") if isinstance(manifest.get("embedder"), dict) else None
+    old = manifest.embedder
     dropped = isinstance(embedder, str) and embedder == NO_EMBEDDER
     if dropped or (embedder is None and old is None):
         if ann_threshold is not None and not dropped:
@@ -167,54 +225,43 @@ def resolve_embedder(
                 "(`ctxselect index --embedder minilm --ann-threshold N`)"
             )
         return None, None
-    threshold = ann_threshold or int((old or {}).get("ann_threshold", DEFAULT_ANN_THRESHOLD))
-    if embedder is None:
-        return {**(old or {}), "ann_threshold": threshold}, None
+    threshold = ann_threshold or (old.ann_threshold if old else DEFAULT_ANN_THRESHOLD)
+    if embedder is None:  # the index's own (``old`` is set: the case of neither returned)
+        return (dataclasses.replace(old, ann_threshold=threshold) if old else None), None
     made = _embed.make_embedder(embedder) if isinstance(embedder, str) else embedder
     return embedder_spec(made, threshold), made
 
 
-def tuned_settings(
-    manifest: Mapping[str, Any], dense: Mapping[str, Any] | None, model_changed: bool
-) -> dict[str, Any]:
-    """The manifest's ``default_mode``, ``fusion`` and ``tuning`` after a write.
+def tuned_settings(manifest: Manifest, dense: EmbedderSpec | None, model_changed: bool) -> Manifest:
+    """``manifest`` with the ``default_mode``, ``fusion`` and ``tuning`` it keeps after a write.
 
     A tuned fusion holds for the model it was tuned with: a new model drops it, and a
     default mode needing dense vectors falls back to bm25 without them or without the
     tuning that chose it.
     """
-    mode = str(manifest.get("default_mode", DEFAULT_MODE))
-    if mode in _dense.EMBEDDING_MODES.names() and (dense is None or model_changed):
+    mode = manifest.default_mode
+    if mode in embedding_modes() and (dense is None or model_changed):
         mode = DEFAULT_MODE
-    return {
-        "default_mode": mode,
-        "fusion": None if model_changed else manifest.get("fusion"),
-        "tuning": None if model_changed else manifest.get("tuning"),
-    }
+    return dataclasses.replace(
+        manifest,
+        default_mode=mode,
+        fusion=None if model_changed else manifest.fusion,
+        tuning=None if model_changed else manifest.tuning,
+    )
 
 
-def prune_vectors(store: SQLiteStore, dense: Mapping[str, Any]) -> None:
+def prune_vectors(store: Store, dense: EmbedderSpec) -> None:
     """After a full build or a compaction: keep only the vectors of the live chunks, of
     the current model (the cache never outgrows the index by more than what changed
     since the last compaction)."""
     keys = [_embed.text_key(indexed_text(c)) for c in store.iter_chunks()]
-    store.vector_cache().prune(str(dense["model_id"]), keys)
-
-
-def keyword_modes() -> list[str]:
-    """The modes built from the chunks' words alone: every mode but dense and hybrid."""
-    return RETRIEVERS.names()
-
-
-def embedding_modes() -> list[str]:
-    """The modes that embed chunks and queries, so need an embedder: dense and hybrid."""
-    return _dense.EMBEDDING_MODES.names()
+    store.vector_cache().prune(dense.model_id, keys)
 
 
 def check_embedder(
     modes: Sequence[str], embedder: str | _embed.Embedder | None, command: str = "sweep"
 ) -> None:
-    """Refuse dense and hybrid when ``command`` was given no embedder to build them with.
+    """Refuse the modes that need an embedder when ``command`` was given none.
 
     Raises:
         ConfigError: A mode needs an embedder and ``embedder`` is None.
@@ -239,14 +286,15 @@ def experiment_embedder(
     command: str = "sweep",
     progress: bool = False,
 ) -> _embed.Embedder | None:
-    """Make the embedder of the dense modes in ``modes`` once (None if there are none).
+    """Make the embedder of the modes in ``modes`` that need one, once (None: none do).
 
     ``embedder`` is a registry name or a model. Chunks and queries are looked up in
     ``cache`` by model id and content hash first, so a text met in several
     configurations, or in an earlier run sharing a file cache, is embedded once.
 
     Raises:
-        ConfigError: A dense mode without an embedder (the message names ``command``).
+        ConfigError: A mode that needs an embedder, without one (the message names
+            ``command``).
         UnknownNameError: ``embedder`` is not a registered name.
         MissingExtraError: The embedder's extra is not installed.
     """
@@ -257,59 +305,25 @@ def experiment_embedder(
     return _embed.CachedEmbedder(model, cache, progress=progress, cache_queries=True)
 
 
-def retriever_params(mode: str, bm25: BM25Params) -> dict[str, Any]:
-    """Keyword arguments a mode's ``build``/``load`` take from the index settings."""
-    return {"params": bm25} if mode == "bm25" else {}
-
-
-def retriever_for(
-    chunks: Sequence[Chunk],
-    mode: str,
-    bm25: BM25Params | None = None,
-    *,
-    embedder: _embed.Embedder | None = None,
-    fusion: FuseSpec | None = None,
-) -> Retriever:
-    """Build an in-memory retriever over ``chunks`` (used by experiments and tests).
-
-    ``dense`` and ``hybrid`` need ``embedder`` (wrap it in ``embed.CachedEmbedder`` to
-    reuse vectors); ``hybrid`` fuses bm25 with dense by ``fusion`` (default plain RRF).
-
-    Raises:
-        UnknownNameError: ``mode`` is not a retrieval mode.
-        ConfigError: A dense mode without an embedder.
-    """
-    table = ChunkTable.from_chunks(list(chunks))
-    params = retriever_params("bm25" if mode == "hybrid" else mode, bm25 or BM25Params())
-    if mode in _dense.EMBEDDING_MODES.names():
-        if embedder is None:
-            raise ConfigError(
-                f"mode {mode} embeds the chunks: give an embedder (`--embedder minilm`, "
-                f"or `hash` for a fast check)"
-            )
-        if mode == "dense":
-            return _dense.DenseRetriever.build(table, embedder)
-        return HybridRetriever.build(table, embedder, fusion, **params)
-    if mode not in RETRIEVERS.names():
-        raise UnknownNameError("mode", mode, [*keyword_modes(), *embedding_modes()])
-    return RETRIEVERS.get(mode).build(table, **params)
-
-
 __all__ = [
     "NO_EMBEDDER",
+    "WRITERS",
     "EmbedderArg",
     "LazyEmbedder",
+    "WriteInputs",
     "check_embedder",
     "dense_ops",
     "embedder_spec",
     "embedding_modes",
     "experiment_embedder",
+    "fusion_modes",
+    "has_vectors",
     "keyword_modes",
-    "mode_ops",
+    "postings_ops",
     "prune_vectors",
     "resolve_embedder",
-    "retriever_for",
-    "retriever_params",
     "stored_mode_ops",
     "tuned_settings",
+    "vector_ops",
+    "write_ops",
 ]

@@ -24,7 +24,7 @@ from ctxselect import modes as _modes
 from ctxselect._require import require
 from ctxselect.api import names, retriever_for
 from ctxselect.budget import stop as _stop
-from ctxselect.config import DEFAULT_INDEX_DIR, BM25Params, ChunkSpec, FuseSpec
+from ctxselect.config import BM25_KEY, DEFAULT_INDEX_DIR, BM25Params, ChunkSpec, FuseSpec
 from ctxselect.errors import InputError, UnknownNameError
 from ctxselect.eval import SweepGrid, SweepReport
 from ctxselect.retrieve.base import Retriever
@@ -125,7 +125,8 @@ def _modes_extra(embedder: _embed.Embedder | None) -> dict[str, Mapping[str, obj
         return {}
     extra: dict[str, Mapping[str, object]] = {}
     for mode in _modes.embedding_modes():
-        fusion = {"fusion": dataclasses.asdict(FuseSpec())} if mode == "hybrid" else {}
+        fused = mode in _modes.fusion_modes()
+        fusion = {"fusion": dataclasses.asdict(FuseSpec())} if fused else {}
         extra[mode] = {"embedder": embedder.model_id, **fusion}
     return extra
 
@@ -396,7 +397,7 @@ def run_sweep(
         documents=len(documents),
         corpus_hash=_eval.corpus_hash(documents),
         labels_hash=labeled.content_hash(),
-        extra={"bm25": dataclasses.asdict(bm25)},
+        extra={BM25_KEY: dataclasses.asdict(bm25)},
         modes_extra=_modes_extra(model),
     )
     folder.mkdir(parents=True, exist_ok=True)

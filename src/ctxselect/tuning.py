@@ -37,10 +37,11 @@ from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.one_se import one_se_choice
-from ctxselect.retrieve import RETRIEVERS
+from ctxselect.retrieve.bm25 import BM25Retriever
 from ctxselect.retrieve.dense import DenseRetriever, Encoder
 from ctxselect.retrieve.fuse import Pool, fuse_pool
 from ctxselect.retrieve.hybrid import HybridRetriever
+from ctxselect.retrieve.modes import MODES, build_mode
 from ctxselect.types import ChunkTable, Qrels, Rows
 
 DEFAULT_METRIC = "ndcg@10"
@@ -48,7 +49,7 @@ DEFAULT_FOLDS = 5
 RRF_KS = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 RRF_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 CONVEX_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
-SINGLES = ("keyword", "dense")
+SINGLES = ("keyword", DenseRetriever.mode)
 """Candidates beside the grid: each side's own ranking alone (report ``mode`` names)."""
 
 
@@ -71,7 +72,7 @@ class FoldResult:
     train: float
     test: float
     n_test: int
-    mode: str = "hybrid"
+    mode: str = HybridRetriever.mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class TuningReport:
     seed: int
     index: str = ""
     default_mode: str = ""
-    mode: str = "hybrid"
+    mode: str = HybridRetriever.mode
     fold_std: float = 0.0
 
 
@@ -289,7 +290,7 @@ def _choose(table: np.ndarray, n_grid: int) -> tuple[int, int]:
 
 
 def _mode_of(row: int, n_grid: int) -> str:
-    return "hybrid" if row < n_grid else SINGLES[row - n_grid]
+    return HybridRetriever.mode if row < n_grid else SINGLES[row - n_grid]
 
 
 def _grid_scores(
@@ -352,7 +353,7 @@ def tune(
     queries: Mapping[str, str],
     qrels: Qrels,
     *,
-    keyword: str = "bm25",
+    keyword: str = BM25Retriever.mode,
     vectors: np.ndarray | None = None,
     grid: Sequence[FuseSpec] | None = None,
     folds: int = DEFAULT_FOLDS,
@@ -377,7 +378,7 @@ def tune(
     Returns:
         The hybrid retriever fused with the chosen spec, and the tuning report.
     """
-    sparse = RETRIEVERS.get(keyword).build(table)
+    sparse = build_mode(table, keyword)
     dense = DenseRetriever.build(table, embedder, vectors)
     hybrid = HybridRetriever(sparse, dense)
     report = tune_fusion(hybrid, queries, qrels, grid=grid, folds=folds, seed=seed, metric=metric)
@@ -427,7 +428,7 @@ def tune_index(
     with open_index(index, embedder=embedder) as idx:
         doc_ids = set(idx.store.doc_hashes())
         labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
-        hybrid = idx.retriever("hybrid")
+        hybrid = idx.retriever(HybridRetriever.mode)
         if not isinstance(hybrid, HybridRetriever):
             raise ConfigError(f"mode hybrid of index {idx.path} is not a hybrid retriever")
         report = tune_fusion(
@@ -541,7 +542,7 @@ def calibrate_index(
         chunk_tokens = counts["tokens"] / max(1, counts["chunks"])
         done, skipped = [], {}
         for mode in idx.modes():
-            if mode in ("dense", "hybrid") and not isinstance(idx.manifest.get("embedder"), dict):
+            if MODES.get(mode).needs_embedder and idx.settings.embedder is None:
                 skipped[mode] = "the index has no dense vectors"
                 continue
             ranked = idx.retriever(mode).search_many(texts, depth)

@@ -284,6 +284,42 @@ class IndexInfo:
 # Values of session-aware selection (sessions.py), the MCP server's tool results.
 
 
+class Metered(Protocol):
+    """What every session tool's result carries: its call number and its measured size.
+
+    :class:`ContextResult`, :class:`SearchResult` and :class:`Passage` declare these
+    fields (the first two also ``query``, ``mode``, ``references``, ``tokens_used``) each
+    in its own place, not through a shared dataclass base: a field's place is its key's
+    place in the JSON MCP clients receive (``tests/interfaces/test_mcp_result_json.py``),
+    and a base would move its fields to the front. (Their docstrings are served too, as
+    the MCP tools' output schema descriptions.)
+
+    Attributes:
+        call: The number of this call in its session, from 1.
+        result_tokens: The size of this whole result as the caller receives it, in the
+            index's tokenizer, never above ``max_result_tokens``.
+        session_tokens: ``result_tokens`` of every result the session has received, this
+            one included.
+        max_result_tokens: The cap on any one result.
+        note: What the caller should know (why a result is empty or was cut).
+    """
+
+    @property
+    def call(self) -> int: ...
+
+    @property
+    def session_tokens(self) -> int: ...
+
+    @property
+    def result_tokens(self) -> int: ...
+
+    @property
+    def max_result_tokens(self) -> int: ...
+
+    @property
+    def note(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ContextPiece:
     """New context in a session-aware selection: one chunk, or adjacent chunks merged.

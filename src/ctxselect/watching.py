@@ -15,18 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL, resolve_index_dir
+from ctxselect.errors import IndexNotFoundError
 from ctxselect.index.watch import fingerprint
 from ctxselect.indexing import PathArg, index_paths
-from ctxselect.stores.embedded.sqlite import FILE_NAME, SQLiteStore
+from ctxselect.manifest import Manifest
+from ctxselect.stores import open_store
 from ctxselect.types import IndexReport
 
 
 def _roots_of(folder: str) -> list[str]:
-    if not (Path(folder) / FILE_NAME).is_file():
-        return []
-    store = SQLiteStore(folder)
+    """The roots the index at ``folder`` was built from (none while it does not exist)."""
     try:
-        return [str(r) for r in store.read_manifest().get("roots", [])]
+        store = open_store(folder)
+    except IndexNotFoundError:
+        return []
+    try:
+        return list(Manifest.from_dict(store.read_manifest(), index=folder).roots)
     finally:
         store.close()
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ctxselect.config import BM25Params
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
-from ctxselect.retrieve import RETRIEVERS, BM25Retriever, Retriever
+from ctxselect.retrieve import MODES, BM25Retriever, Retriever
 from ctxselect.retrieve.analyze import BM25Analyzer
 from ctxselect.types import Chunk, ChunkTable, Hit
 
@@ -195,7 +195,7 @@ def test_load_recomputes_weights_for_new_k1_b_and_refuses_new_analysis() -> None
 
 
 def test_params_and_registry() -> None:
-    assert RETRIEVERS.get("bm25") is BM25Retriever
+    assert MODES.get("bm25").retriever is BM25Retriever
     table = make_table(TINY)
     assert isinstance(BM25Retriever.build(table), Retriever)
     assert BM25Retriever.build(table, params=BM25Params(k1=1.2), b=0.5).params == BM25Params(

@@ -7,7 +7,7 @@ import pytest
 
 from ctxselect.embed import HashEmbedder
 from ctxselect.errors import ConfigError, IndexMismatchError, NotFoundError
-from ctxselect.retrieve import EMBEDDING_MODES, DenseRetriever, Retriever
+from ctxselect.retrieve import MODES, DenseRetriever, Retriever
 from ctxselect.types import Chunk, ChunkTable
 from five_notes import QUERY, five_notes_table
 
@@ -39,7 +39,7 @@ def _table(texts: list[str]) -> ChunkTable:
 def test_exact_search_equals_brute_force_with_ties_by_chunk_id() -> None:
     table = five_notes_table()
     dense = DenseRetriever.build(table, HashEmbedder(64))
-    assert isinstance(dense, Retriever) and EMBEDDING_MODES.get("dense") is DenseRetriever
+    assert isinstance(dense, Retriever) and MODES.get("dense").retriever is DenseRetriever
     q = HashEmbedder(64).embed([QUERY])[0]
     v = HashEmbedder(64).embed([table.indexed_text(r) for r in range(len(table))])
     expected = sorted(range(len(table)), key=lambda r: (-float(v[r] @ q), table.chunk_ids[r]))

@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from ctxselect.retrieve import RETRIEVERS
+from ctxselect.retrieve.modes import build_mode
 from five_notes import NOTES, QUERY, five_notes_table
 
 
 @pytest.fixture(scope="module")
 def retriever():
-    return RETRIEVERS.get("tfidf-sum").build(five_notes_table())
+    return build_mode(five_notes_table(), "tfidf-sum")
 
 
 def test_idf_of_each_query_word(retriever) -> None:
@@ -61,7 +61,7 @@ def test_explanations_add_up_to_the_search_scores(retriever) -> None:
 
 
 def test_the_cosine_scorer_ranks_note2_first_too() -> None:
-    retriever = RETRIEVERS.get("tfidf").build(five_notes_table())
+    retriever = build_mode(five_notes_table(), "tfidf")
     hits = retriever.search(QUERY, k=5)
     assert hits[0].doc_id == "note2"
     assert {h.doc_id for h in hits} == {"note2", "note4", "note5"}

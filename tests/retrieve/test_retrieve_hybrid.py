@@ -9,7 +9,7 @@ import pytest
 from ctxselect.config import FuseSpec
 from ctxselect.embed import HashEmbedder
 from ctxselect.errors import ConfigError
-from ctxselect.retrieve import EMBEDDING_MODES, BM25Retriever, HybridRetriever, Retriever
+from ctxselect.retrieve import MODES, BM25Retriever, HybridRetriever, Retriever
 from ctxselect.retrieve.fuse import fuse
 from five_notes import QUERY, five_notes_table
 
@@ -20,7 +20,7 @@ def _hybrid(spec: FuseSpec | None = None) -> HybridRetriever:
 
 def test_hybrid_equals_fusing_its_sides() -> None:
     hybrid = _hybrid(FuseSpec(k=60))
-    assert isinstance(hybrid, Retriever) and EMBEDDING_MODES.get("hybrid") is HybridRetriever
+    assert isinstance(hybrid, Retriever) and MODES.get("hybrid").retriever is HybridRetriever
     table = hybrid.table
     kw = [(table.row_of[h.chunk_id], h.score) for h in hybrid.keyword.search(QUERY, 5)]
     dn = [(table.row_of[h.chunk_id], h.score) for h in hybrid.dense.search(QUERY, 5)]

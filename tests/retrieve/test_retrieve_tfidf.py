@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxselect.errors import ConfigError, NotFoundError
-from ctxselect.retrieve import RETRIEVERS, TfidfRetriever, TfidfSumRetriever
+from ctxselect.retrieve import MODES, TfidfRetriever, TfidfSumRetriever
 from ctxselect.retrieve.analyze import TfidfAnalyzer
 from ctxselect.types import Chunk, ChunkTable
 
@@ -73,8 +73,8 @@ def test_empty_and_unknown_queries_return_no_hits() -> None:
 
 
 def test_registered_modes_and_errors() -> None:
-    assert RETRIEVERS.get("tfidf") is TfidfRetriever
-    assert RETRIEVERS.get("tfidf-sum") is TfidfSumRetriever
+    assert MODES.get("tfidf").retriever is TfidfRetriever
+    assert MODES.get("tfidf-sum").retriever is TfidfSumRetriever
     table = make_table(["apple banana", "cherry"])
     with pytest.raises(ConfigError, match="takes no parameters"):
         TfidfRetriever.build(table, k1=1.2)

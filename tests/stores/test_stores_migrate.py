@@ -1,4 +1,5 @@
-"""Schema 1 (one SQLite file, arrays as BLOBs) is upgraded to schema 2 on open, exactly."""
+"""Older indexes are upgraded to the current schema on open, exactly: schema 1 (one SQLite
+file, arrays as BLOBs) and schema 2 (every chunk's text stored beside its document's)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 import ctxselect as cs
 from ctxselect.api import retriever_for
 from ctxselect.chunk import make_chunker
-from ctxselect.errors import IndexMismatchError
+from ctxselect.errors import IndexCorruptError, IndexMismatchError
+from ctxselect.stores.embedded import integrity, opening
+from ctxselect.stores.embedded import sqlite as embedded_sqlite
 from ctxselect.stores.embedded.sqlite import FILE_NAME, SCHEMA_VERSION, SQLiteStore
 from ctxselect.types import Document
 
@@ -115,4 +118,141 @@ def test_a_schema_1_index_without_arrays_gives_the_rebuild_command(tmp_path):
     with pytest.raises(
         IndexMismatchError, match=r"schema version 1 and could not be upgraded.*rm -r"
     ):
+        SQLiteStore(tmp_path / "ix")
+
+
+# The schema-2 chunk table, as ctxselect wrote it before chunk texts were read from
+# their documents (every text stored, NOT NULL).
+V2_CHUNKS = """
+CREATE TABLE chunks_v2 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL, "end" INTEGER NOT NULL, header TEXT NOT NULL,
+    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT NOT NULL)
+"""
+V2_SPEC = cs.ChunkSpec(chunker="markdown", size=40, tokenizer="chars4")
+WORDS = ("clock", "reset", "synchronizer", "metastability", "café", "naïve", "😀", "fifo", "gray")
+
+
+def _v2_docs(n: int) -> list[Document]:
+    out = []
+    for i in range(n):
+        body = "\n\n".join(
+            " ".join(WORDS[(i + j + k) % len(WORDS)] for k in range(30)) for j in range(4)
+        )
+        text = f"# Note {i}\n\n{body}\n\n## Details\n\n{body[:200]}\n"
+        out.append(
+            Document(f"n{i}.md", text, source=f"n{i}.md", content_hash=f"h{i}", kind="markdown")
+        )
+    return out
+
+
+def _updated_index(folder: Path) -> None:
+    """An index built, then updated without compaction: a delta segment, dead rows, and the
+    newest chunk ids deleted."""
+    docs = _v2_docs(30)
+    cs.add_documents(docs, folder, chunk=V2_SPEC)
+    changed = Document("n0.md", docs[0].text + "\nrewritten", source="n0.md", content_hash="x")
+    cs.add_documents([changed, *_v2_docs(32)[30:]], folder, compact_fraction=None)
+    cs.remove_documents(["n31.md"], folder, compact_fraction=None)
+
+
+def _as_schema_2(folder: Path) -> None:
+    """Rewrite an index in the schema-2 layout: every chunk text stored beside its document."""
+    conn = sqlite3.connect(folder / FILE_NAME, isolation_level=None)
+    conn.execute("BEGIN")
+    seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()[0]
+    conn.execute(V2_CHUNKS)
+    conn.execute(
+        'INSERT INTO chunks_v2 SELECT c.id, c.chunk_id, c.doc_id, c.ordinal, c.start, c."end", '
+        'c.header, c.n_tokens, c.parent_id, substr(d.text, c.start + 1, c."end" - c.start) '
+        "FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+    )
+    conn.execute("DROP TABLE chunks")
+    conn.execute("ALTER TABLE chunks_v2 RENAME TO chunks")
+    conn.execute("CREATE INDEX chunks_doc ON chunks (doc_id)")
+    conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'chunks'", (seq,))
+    conn.execute("UPDATE manifest SET value = '2' WHERE key = 'schema_version'")
+    integrity.seal(conn)
+    conn.execute("COMMIT")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def _reads(index: Path) -> tuple[list[cs.Chunk], dict[tuple[str, str], list[cs.Hit]]]:
+    with cs.open_index(index) as idx:
+        chunks = list(idx.store.iter_chunks())
+        hits = {
+            (mode, q): idx.search(q, 10, mode)
+            for mode in ("bm25", "tfidf", "tfidf-sum")
+            for q in ("clock reset", "café naïve 😀", "metastability rewritten")
+        }
+    return chunks, hits
+
+
+def _sql(folder: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(folder / FILE_NAME)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def v2(tmp_path: Path) -> tuple[Path, tuple[list[cs.Chunk], dict[tuple[str, str], list[cs.Hit]]]]:
+    """A schema-2 index and what every read returned before it was made schema 2."""
+    folder = tmp_path / "ix"
+    _updated_index(folder)
+    reference = _reads(folder)
+    _as_schema_2(folder)
+    monkey = pytest.MonkeyPatch()
+    try:  # a read-only schema-2 index is read as it is, not upgraded
+        monkey.setattr(opening.os, "access", lambda path, mode: mode != opening.os.W_OK)
+        store = SQLiteStore(folder)
+        assert store.readonly and store.schema_version == 2
+        store.close()
+        assert _reads(folder) == reference
+    finally:
+        monkey.undo()
+    assert _sql(folder, "SELECT value FROM manifest WHERE key = 'schema_version'") == [("2",)]
+    assert _sql(folder, "SELECT count(*) FROM chunks WHERE text IS NULL") == [(0,)]
+    return folder, reference
+
+
+def test_a_schema_2_index_is_upgraded_on_open_without_loss(v2):
+    folder, (chunks, hits) = v2
+    seq = _sql(folder, "SELECT seq FROM sqlite_sequence WHERE name = 'chunks'")[0][0]
+    assert seq > max(i for (i,) in _sql(folder, "SELECT id FROM chunks"))  # newest ids dead
+    size = (folder / FILE_NAME).stat().st_size
+    with cs.open_index(folder) as idx:
+        manifest = idx.store.read_manifest()
+        assert manifest["schema_version"] == SCHEMA_VERSION and manifest["migrated_from"] == 2
+    assert _reads(folder) == (chunks, hits)
+    assert all(hits.values()) and len(chunks) > 60
+    assert _sql(folder, "SELECT count(*) FROM chunks WHERE text IS NOT NULL") == [(0,)]
+    assert (folder / FILE_NAME).stat().st_size < size  # the texts' pages went back
+    assert cs.verify_index(folder).ok
+    cs.add_documents([Document("new.md", "fresh synchronizer", content_hash="n")], folder)
+    new_ids = _sql(folder, "SELECT id FROM chunks WHERE doc_id = 'new.md'")
+    assert new_ids and min(i for (i,) in new_ids) > seq  # a dead row's id is never reused
+    with cs.open_index(folder) as idx:
+        assert idx.search("fresh")[0].doc_id == "new.md"
+
+
+def test_a_damaged_schema_2_index_is_not_upgraded_and_stays_as_it_was(v2):
+    folder, _ = v2
+    conn = sqlite3.connect(folder / FILE_NAME, isolation_level=None)
+    conn.execute("UPDATE chunks SET text = 'tampered' WHERE chunk_id = 'n1.md#0'")
+    conn.close()
+    with pytest.raises(IndexCorruptError, match="chunk checksum"):
+        SQLiteStore(folder)
+    assert _sql(folder, "SELECT value FROM manifest WHERE key = 'schema_version'") == [("2",)]
+    assert _sql(folder, "SELECT text FROM chunks WHERE chunk_id = 'n1.md#0'") == [("tampered",)]
+
+
+def test_an_older_ctxselect_refuses_to_write_a_schema_3_index(tmp_path, monkeypatch):
+    cs.add_documents([Document("a.md", "alpha", content_hash="a")], tmp_path / "ix")
+    monkeypatch.setattr(embedded_sqlite, "SCHEMA_VERSION", 2)  # what ctxselect 0.x checks
+    with pytest.raises(IndexMismatchError, match=r"schema version 3.*reads version 2.*upgrade"):
         SQLiteStore(tmp_path / "ix")

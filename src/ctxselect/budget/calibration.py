@@ -289,9 +289,9 @@ class Calibration:
         return made if ok else None
 
 
-def calibrations(manifest: Mapping[str, Any]) -> dict[str, Calibration]:
-    """Return the calibrations stored in an index manifest, by mode (unreadable ones skipped)."""
-    stored = manifest.get("calibration")
+def calibrations(stored: Mapping[str, Any] | None) -> dict[str, Calibration]:
+    """Return the calibrations an index manifest stores (``Manifest.calibration``), by
+    mode (unreadable ones skipped)."""
     if not isinstance(stored, Mapping):
         return {}
     out = {}
@@ -310,8 +310,9 @@ def with_p(hits: Sequence[Hit], calibration: Calibration | None) -> list[Hit]:
     return [replace(h, p_relevant=round(p, 6)) for h, p in zip(hits, ps, strict=True)]
 
 
-def summary(manifest: Mapping[str, Any]) -> dict[str, dict[str, float | int]]:
-    """Per calibrated mode, what ``ctxselect info`` shows: reliability and threshold."""
+def summary(stored: Mapping[str, Any] | None) -> dict[str, dict[str, float | int]]:
+    """Per calibrated mode of ``stored`` (``Manifest.calibration``), what ``ctxselect
+    info`` shows: reliability and threshold."""
     return {
         mode: {
             "ece": c.ece,
@@ -320,13 +321,14 @@ def summary(manifest: Mapping[str, Any]) -> dict[str, dict[str, float | int]]:
             "turns": c.turns,
             "cache_factor": c.cache_factor,
         }
-        for mode, c in calibrations(manifest).items()
+        for mode, c in calibrations(stored).items()
     }
 
 
-def describe_auto(manifest: Mapping[str, Any], modes: Sequence[str]) -> dict[str, str]:
-    """Say, per mode, what ``stop="auto"`` does on this index (``ctxselect info`` shows it)."""
-    found = calibrations(manifest)
+def describe_auto(stored: Mapping[str, Any] | None, modes: Sequence[str]) -> dict[str, str]:
+    """Say, per mode, what ``stop="auto"`` does on an index calibrated as ``stored``
+    (``Manifest.calibration``; ``ctxselect info`` shows it)."""
+    found = calibrations(stored)
     out = {}
     for mode in modes:
         cal = found.get(mode)

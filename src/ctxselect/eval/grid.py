@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxselect.config import DEFAULT_MODE
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval._files import PathLike
 
@@ -61,7 +62,7 @@ class SweepGrid:
 
     chunkers: tuple[str, ...] = ("tokens",)
     sizes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    modes: tuple[str, ...] = ("bm25",)
+    modes: tuple[str, ...] = (DEFAULT_MODE,)
     packers: tuple[str, ...] = ("skip",)
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
     tokenizer: str = "cl100k"

@@ -17,27 +17,27 @@ import numpy as np
 from ctxselect.config import MAX_DELTA_SEGMENTS
 from ctxselect.index.merge import new_rows
 from ctxselect.index.writer import ModeOps
+from ctxselect.manifest import Manifest
 from ctxselect.stores.base import Store
 
 
-def pending_rows(manifest: Mapping[str, Any]) -> int:
+def pending_rows(manifest: Manifest) -> int:
     """Delta rows plus deleted rows since the last compaction."""
-    pending = manifest.get("pending") or {}
-    return int(pending.get("delta_rows", 0)) + int(pending.get("dead_rows", 0))
+    return manifest.state.delta_rows + manifest.state.dead_rows
 
 
-def needs_compaction(manifest: Mapping[str, Any], fraction: float | None) -> bool:
+def needs_compaction(manifest: Manifest, fraction: float | None) -> bool:
     """True when pending rows pass ``fraction`` of the live chunks (None: never)."""
     if fraction is None:
         return False
-    live = int((manifest.get("counts") or {}).get("chunks", 0))
+    live = manifest.state.counts.get("chunks", 0)
     pending = pending_rows(manifest)
     return pending > 0 and pending > fraction * live
 
 
-def needs_delta_merge(manifest: Mapping[str, Any]) -> bool:
+def needs_delta_merge(manifest: Manifest) -> bool:
     """True when there are more delta segments than a search should read one by one."""
-    return len(manifest.get("segments") or []) > MAX_DELTA_SEGMENTS
+    return len(manifest.state.segments) > MAX_DELTA_SEGMENTS
 
 
 def compact_store(
@@ -78,7 +78,7 @@ def merge_store_deltas(store: Store, modes: Mapping[str, ModeOps]) -> int:
     names = [m for m in modes if m in snap.segments]
     if not names or len(snap.segments[names[0]].deltas) < 2:
         return 0
-    n_base = int(snap.manifest["base"]["rows"])
+    n_base = Manifest.from_dict(snap.manifest, index=store.uri).state.base_rows or 0
     done: dict[str, dict[str, np.ndarray]] = {}
     arrays = {}
     for mode in names:

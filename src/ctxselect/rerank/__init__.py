@@ -2,6 +2,13 @@
 
 from ctxselect.rerank.base import RERANKERS, Reranker, make_reranker
 from ctxselect.rerank.cross_encoder import CrossEncoderReranker
-from ctxselect.rerank.mmr import MMRReranker
+from ctxselect.rerank.mmr import MMRReranker, mmr_order
 
-__all__ = ["RERANKERS", "CrossEncoderReranker", "MMRReranker", "Reranker", "make_reranker"]
+__all__ = [
+    "RERANKERS",
+    "CrossEncoderReranker",
+    "MMRReranker",
+    "Reranker",
+    "make_reranker",
+    "mmr_order",
+]

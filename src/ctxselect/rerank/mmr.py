@@ -68,16 +68,47 @@ class MMRReranker:
         span = scores.max() - scores.min()
         relevance = (scores - scores.min()) / span if span > 0 else np.ones(len(hits))
         similarity = vectors @ vectors.T
-        redundancy = np.zeros(len(hits))
-        left = np.ones(len(hits), dtype=bool)
-        order: list[int] = []
-        values: list[float] = []
-        for _ in range(n):
-            value = self.lambda_ * relevance - (1.0 - self.lambda_) * redundancy
-            value[~left] = -np.inf
-            best = int(np.argmax(value))  # first maximum: the retriever's better rank
-            order.append(best)
-            values.append(float(value[best]))
-            left[best] = False
-            redundancy = np.maximum(redundancy, np.maximum(similarity[best], 0.0))
+        order, values = mmr_order(relevance, lambda i: similarity[i], self.lambda_, n)
         return reranked(hits, order, values)
+
+
+def mmr_order(
+    relevance: np.ndarray,
+    similar_to: Callable[[int], np.ndarray],
+    lambda_: float,
+    k: int,
+    admit: Callable[[int], bool] | None = None,
+    *,
+    tie: float = 0.0,
+) -> tuple[list[int], list[float]]:
+    """Pick up to ``k`` candidates greedily by MMR; return their positions and MMR values.
+
+    Args:
+        relevance: Each candidate's relevance, in [0, 1], in the retriever's rank order
+            (a tie picks the candidate ranked higher).
+        similar_to: Candidate ``i`` -> its similarity to every candidate (negative
+            values count as 0).
+        lambda_: Weight of relevance against novelty, from 0 to 1.
+        k: How many candidates to pick at most.
+        admit: Asked about each candidate as MMR reaches it (e.g. does it fit the tokens
+            left?). One it refuses is set aside: not picked, not counted in ``k``, and
+            no reason for the others to be redundant.
+        tie: MMR values within this of the best count as equal to it, so float noise
+            in values equal in exact arithmetic does not decide between them.
+    """
+    redundancy = np.zeros(len(relevance))
+    left = np.ones(len(relevance), dtype=bool)
+    order: list[int] = []
+    values: list[float] = []
+    while len(order) < k and left.any():
+        value = lambda_ * relevance - (1.0 - lambda_) * redundancy
+        value[~left] = -np.inf
+        # The first maximum: the retriever's better rank.
+        best = int(np.argmax(value >= value.max() - tie) if tie else np.argmax(value))
+        left[best] = False
+        if admit is not None and not admit(best):
+            continue
+        order.append(best)
+        values.append(float(value[best]))
+        redundancy = np.maximum(redundancy, np.maximum(similar_to(best), 0.0))
+    return order, values

@@ -16,14 +16,14 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.retrieve.analyze import Analyzer
-from ctxselect.types import Hit, Rows
+from ctxselect.types import Explanation, Hit, Rows, TermExplanation
 
 ARRAY_NAMES = ("vocab", "indptr", "rows", "tfs", "lengths", "weights")
 RAW_NAMES = ("vocab", "indptr", "rows", "tfs", "lengths")
@@ -399,6 +399,35 @@ def dedupe(tids: list[int]) -> QueryTerms:
     for t in tids:
         counts[t] = counts.get(t, 0) + 1
     return list(counts), [float(c) for c in counts.values()]
+
+
+def explain_terms(
+    query: str,
+    chunk_id: str,
+    mode: str,
+    terms: Iterable[str],
+    term_id: Mapping[str, int],
+    part: Callable[[str, int], TermExplanation],
+    note: str,
+) -> Explanation:
+    """Take a keyword score apart: one entry per distinct query term, in query order.
+
+    A term the index does not hold (absent from ``term_id``) contributes nothing; ``part``
+    explains the others from the term and its id. The score adds the contributions in
+    query order, as a search adds the weights, so it equals the search's score exactly.
+    """
+    parts = [
+        TermExplanation(term, 0.0, 0, 0.0, 0.0) if tid is None else part(term, tid)
+        for term, tid in ((t, term_id.get(t)) for t in terms)
+    ]
+    return Explanation(
+        query=query,
+        chunk_id=chunk_id,
+        mode=mode,
+        score=add_in_order(p.contribution for p in parts),
+        terms=tuple(parts),
+        note=note,
+    )
 
 
 def add_in_order(values: Iterable[float]) -> float:

@@ -7,7 +7,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ctxselect.registry import Registry
 from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
 
@@ -39,7 +38,9 @@ class Retriever(Protocol):
 
 
 class RetrieverClass(Protocol):
-    """What is registered per mode: a class that builds or loads its retriever."""
+    """A mode's retriever class: builds or loads its retriever (see ``retrieve.modes``)."""
+
+    mode: str
 
     def build(self, table: ChunkTable, **params: Any) -> Retriever:
         """Index ``table`` from scratch."""
@@ -48,7 +49,3 @@ class RetrieverClass(Protocol):
     def load(self, table: Rows, arrays: Mapping[str, np.ndarray], **params: Any) -> Retriever:
         """Rebuild the retriever from the arrays ``arrays()`` returned (rows may be lazy)."""
         ...
-
-
-RETRIEVERS: Registry[RetrieverClass] = Registry("mode")
-"""mode name -> class with ``build(table, **params)`` and ``load(table, arrays, **params)``."""

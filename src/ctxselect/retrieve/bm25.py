@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,14 +25,13 @@ from ctxselect.retrieve._sparse import (
     Postings,
     QueryTerms,
     SparseRetriever,
-    add_in_order,
     dedupe,
     encode_vocab,
+    explain_terms,
     index_corpus,
     postings_from_arrays,
 )
 from ctxselect.retrieve.analyze import BM25Analyzer
-from ctxselect.retrieve.base import RETRIEVERS
 from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(BM25Params))
@@ -90,7 +90,6 @@ def bm25_arrays(postings: Postings, params: BM25Params) -> dict[str, np.ndarray]
     }
 
 
-@RETRIEVERS.register("bm25")
 class BM25Retriever(SparseRetriever):
     """Lucene-style BM25 over a :class:`ChunkTable`, with bm25s's analysis.
 
@@ -205,27 +204,15 @@ class BM25Retriever(SparseRetriever):
         they add up (in query order) to exactly the score :meth:`search` reports.
         """
         row = self._row(chunk_id)
-        terms = self.analyzer.terms(query)
-        count: dict[str, int] = {}
-        for t in terms:
-            count[t] = count.get(t, 0) + 1
-        parts = []
-        for term, c in count.items():
-            tid = self._term_id.get(term)
-            if tid is None:
-                parts.append(TermExplanation(term, 0.0, 0, 0.0, 0.0))
-                continue
+        count = Counter(self.analyzer.terms(query))
+
+        def part(term: str, tid: int) -> TermExplanation:
             tf, weight = self._posting(tid, row)
             df = self._df(tid)
-            parts.append(TermExplanation(term, float(tf), df, bm25_idf(df, self._n), weight * c))
-        return Explanation(
-            query=query,
-            chunk_id=chunk_id,
-            mode=self.mode,
-            score=add_in_order(p.contribution for p in parts),
-            terms=tuple(parts),
-            note=self._note(row),
-        )
+            return TermExplanation(term, float(tf), df, bm25_idf(df, self._n), weight * count[term])
+
+        note = self._note(row)
+        return explain_terms(query, chunk_id, self.mode, count, self._term_id, part, note)
 
     def _note(self, row: int) -> str:
         lengths = self.postings.lengths

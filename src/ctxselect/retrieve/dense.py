@@ -6,9 +6,9 @@ candidates and the exact product re-scores them, so an ANN hit carries the same 
 as an exact one (:func:`exact_scores`: bit for bit). Chunks whose text is blank are
 never embedded and never returned.
 
-Modes that need an embedder register in :data:`EMBEDDING_MODES`, not in ``RETRIEVERS``:
-an index build makes every ``RETRIEVERS`` mode from the chunk table alone, and these
-cannot be made without a model (see docs/13-dense-hybrid.md).
+Its row in ``retrieve.modes`` says it needs an embedder: an index build makes the keyword
+modes from the chunk table alone, and this one cannot be made without a model (see
+docs/13-dense-hybrid.md).
 
 In a stored index, dense vectors live in segments like the keyword postings: a base
 segment (``vectors``, ``embedded``, ``model`` and, above the threshold, the HNSW graph
@@ -27,12 +27,8 @@ import numpy as np
 
 from ctxselect.config import DEFAULT_ANN_THRESHOLD
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
-from ctxselect.registry import Registry
 from ctxselect.retrieve._ann import HnswIndex
 from ctxselect.types import ChunkTable, Explanation, Hit, Rows
-
-EMBEDDING_MODES: Registry[Any] = Registry("mode")
-"""Modes whose ``build``/``load`` also take an ``embedder``: ``dense`` and ``hybrid``."""
 
 REBUILD = "ctxselect index PATH... --index INDEX --embedder NAME"
 
@@ -140,7 +136,6 @@ def decode_text(blob: np.ndarray) -> str:
     return np.asarray(blob, dtype=np.uint8).tobytes().decode("utf-8")
 
 
-@EMBEDDING_MODES.register("dense")
 class DenseRetriever:
     """Ranks chunks by the cosine of their embedding with the query's.
 

@@ -14,9 +14,9 @@ import numpy as np
 
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, FuseSpec
 from ctxselect.errors import ConfigError, IndexCorruptError
-from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.retrieve.base import Retriever, RetrieverClass
+from ctxselect.retrieve.bm25 import BM25Retriever
 from ctxselect.retrieve.dense import (
-    EMBEDDING_MODES,
     DenseRetriever,
     Encoder,
     check_k,
@@ -32,6 +32,9 @@ Convex fusion normalises both sides' scores over the pool, so the keyword score 
 chunk only the dense side found should be its real one: measured on SciFact, scoring
 such chunks with the keyword list's last score instead cost 0.005-0.007 nDCG@10."""
 
+DENSE = DenseRetriever.mode
+"""The dense side's mode: its arrays are prefixed ``dense/``."""
+
 
 def _constant(value: float) -> Callable[[np.ndarray], np.ndarray]:
     return lambda keys: np.full(len(keys), value)
@@ -45,7 +48,14 @@ def _rank(rank: int) -> str:
     return f"rank {rank}" if rank else "outside its list"
 
 
-@EMBEDDING_MODES.register("hybrid")
+def _keyword_class(mode: str) -> RetrieverClass:
+    """The retriever class of the keyword mode ``mode`` (looked up in the mode table)."""
+    from ctxselect.retrieve.modes import MODES  # the table imports this module
+
+    cls: RetrieverClass = MODES.get(mode).retriever
+    return cls
+
+
 class HybridRetriever:
     """Fuses a keyword retriever (``bm25`` by default) with a :class:`DenseRetriever`."""
 
@@ -79,7 +89,7 @@ class HybridRetriever:
         embedder: Encoder,
         spec: FuseSpec | None = None,
         *,
-        keyword: str = "bm25",
+        keyword: str = BM25Retriever.mode,
         vectors: np.ndarray | None = None,
         ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         **keyword_params: Any,
@@ -95,7 +105,7 @@ class HybridRetriever:
             ann_threshold: See :meth:`DenseRetriever.build`.
             **keyword_params: Passed to the keyword mode's ``build`` (e.g. ``k1``).
         """
-        sparse = RETRIEVERS.get(keyword).build(table, **keyword_params)
+        sparse = _keyword_class(keyword).build(table, **keyword_params)
         dense = DenseRetriever.build(table, embedder, vectors, ann_threshold=ann_threshold)
         return cls(sparse, dense, spec)
 
@@ -109,7 +119,7 @@ class HybridRetriever:
         **keyword_params: Any,
     ) -> HybridRetriever:
         """Rebuild from :meth:`arrays`: ``<keyword mode>/<name>`` and ``dense/<name>``."""
-        modes = {name.split("/", 1)[0] for name in arrays if "/" in name} - {"dense"}
+        modes = {name.split("/", 1)[0] for name in arrays if "/" in name} - {DENSE}
         if len(modes) != 1:
             raise IndexCorruptError(
                 f"the hybrid index should hold one keyword mode's arrays, found "
@@ -118,15 +128,15 @@ class HybridRetriever:
         mode = modes.pop()
         parts = {
             m: {n.split("/", 1)[1]: a for n, a in arrays.items() if n.startswith(f"{m}/")}
-            for m in (mode, "dense")
+            for m in (mode, DENSE)
         }
-        sparse = RETRIEVERS.get(mode).load(table, parts[mode], **keyword_params)
-        return cls(sparse, DenseRetriever.load(table, parts["dense"], embedder), spec)
+        sparse = _keyword_class(mode).load(table, parts[mode], **keyword_params)
+        return cls(sparse, DenseRetriever.load(table, parts[DENSE], embedder), spec)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Both sides' arrays, prefixed ``<keyword mode>/`` and ``dense/``."""
         out = {f"{self.keyword.mode}/{n}": a for n, a in self.keyword.arrays().items()}
-        out.update({f"dense/{n}": a for n, a in self.dense.arrays().items()})
+        out.update({f"{DENSE}/{n}": a for n, a in self.dense.arrays().items()})
         return out
 
     def with_spec(self, spec: FuseSpec) -> HybridRetriever:
@@ -212,7 +222,7 @@ class HybridRetriever:
             f"{side} ({mode}): {_rank(int(ranks[i]))}, score {float(scores[i]):.4f}"
             for side, mode, ranks, scores in (
                 ("keyword", self.keyword.mode, items.keyword_rank, items.keyword),
-                ("dense", self.dense.mode, items.dense_rank, items.dense),
+                (DENSE, self.dense.mode, items.dense_rank, items.dense),
             )
         ]
         note = f"{spec.label()} over the top {spec.depth} of each side; " + "; ".join(parts)

@@ -27,8 +27,13 @@ from typing import Any
 import numpy as np
 
 from ctxselect.errors import CtxselectError, IndexCorruptError, NotFoundError
-from ctxselect.retrieve._sparse import SparseRetriever, add_in_order, check_k, decode_vocab
-from ctxselect.retrieve.base import RETRIEVERS, Retriever
+from ctxselect.retrieve._sparse import (
+    SparseRetriever,
+    check_k,
+    decode_vocab,
+    explain_terms,
+)
+from ctxselect.retrieve.base import Retriever, RetrieverClass
 from ctxselect.types import Explanation, Hit, Rows, Segments, TermExplanation
 
 _CACHE_POSTINGS = 8_000_000  # live weights kept per generation: 32 MB of float32 at most
@@ -48,34 +53,35 @@ class _Prefix:
         return self._n
 
 
-def load_segments(mode: str, rows: Rows, segments: Segments, **params: Any) -> Retriever:
-    """Load ``mode``'s retriever over ``rows`` from a base segment and its changes.
+def load_segments(
+    retriever: RetrieverClass, rows: Rows, segments: Segments, **params: Any
+) -> Retriever:
+    """Load a keyword mode's ``retriever`` over ``rows`` from a base segment and its changes.
 
     A compacted index loads exactly as a rebuilt one (the base alone, its own fast path).
 
     Raises:
-        IndexCorruptError: The arrays cannot be read as ``mode``'s index (damage that
+        IndexCorruptError: The arrays cannot be read as the mode's index (damage that
             the store's checksums did not cover: an index written without them).
     """
     try:
-        return _load_segments(mode, rows, segments, **params)
+        return _load_segments(retriever, rows, segments, **params)
     except CtxselectError:
         raise
     except (UnicodeDecodeError, IndexError, ValueError, TypeError) as exc:
         raise IndexCorruptError(
-            f"the {mode} index is damaged ({type(exc).__name__}: {exc}): run `ctxselect "
-            f"verify`, then rebuild the index with `ctxselect index PATH... --index DIR`"
+            f"the {retriever.mode} index is damaged ({type(exc).__name__}: {exc}): run "
+            f"`ctxselect verify`, then rebuild the index with `ctxselect index PATH... --index DIR`"
         ) from exc
 
 
-def _load_segments(mode: str, rows: Rows, segments: Segments, **params: Any) -> Retriever:
-    cls = RETRIEVERS.get(mode)
+def _load_segments(cls: RetrieverClass, rows: Rows, segments: Segments, **params: Any) -> Retriever:
     if segments.compacted:
         return cls.load(rows, segments.base, **params)
     n_base = len(segments.base["lengths"]) if "lengths" in segments.base else 0
     base = cls.load(_Prefix(rows, n_base), segments.base, **params)
     if not isinstance(base, SparseRetriever):
-        raise NotImplementedError(f"mode {mode!r} cannot be searched across segments")
+        raise NotImplementedError(f"mode {cls.mode!r} cannot be searched across segments")
     return SegmentedRetriever(base, rows, segments)
 
 
@@ -352,27 +358,16 @@ class SegmentedRetriever:
         weight_of: dict[int, float | None] = dict(
             zip(tids, mults if mults is not None else [None] * len(tids), strict=True)
         )
-        parts = []
-        for term in dict.fromkeys(self.base.analyzer.terms(query)):
-            tid = self._live.get(term)
-            if tid is None:
-                parts.append(TermExplanation(term, 0.0, 0, 0.0, 0.0))
-                continue
+
+        def part(term: str, tid: int) -> TermExplanation:
+            df, idf = int(self._df[tid]), float(self._idf[tid])
             if tid not in weight_of:  # known but left out of the query (idf 0)
-                parts.append(TermExplanation(term, self._tf(tid, row), int(self._df[tid]),
-                                             float(self._idf[tid]), 0.0))  # fmt: skip
-                continue
+                return TermExplanation(term, self._tf(tid, row), df, idf, 0.0)
             tf, contribution = self._term_in_row(tid, weight_of[tid], row)
-            idf = float(self._idf[tid])
-            parts.append(TermExplanation(term, tf, int(self._df[tid]), idf, contribution))
-        return Explanation(
-            query=query,
-            chunk_id=chunk_id,
-            mode=self.mode,
-            score=add_in_order(p.contribution for p in parts),
-            terms=tuple(parts),
-            note=self._note(),
-        )
+            return TermExplanation(term, tf, df, idf, contribution)
+
+        terms = dict.fromkeys(self.base.analyzer.terms(query))
+        return explain_terms(query, chunk_id, self.mode, terms, self._live, part, self._note())
 
     def _term_in_row(self, tid: int, m: float | None, row: int) -> tuple[float, float]:
         for rows, weights in self._parts(tid, m):

@@ -16,7 +16,7 @@ reproduces ``search``'s score exactly (see ``ctxselect.retrieve._sparse``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,11 +28,11 @@ from ctxselect.retrieve._sparse import (
     SparseRetriever,
     add_in_order,
     encode_vocab,
+    explain_terms,
     index_corpus,
     postings_from_arrays,
 )
-from ctxselect.retrieve.analyze import TfidfAnalyzer
-from ctxselect.retrieve.base import RETRIEVERS
+from ctxselect.retrieve.analyze import Analyzer, TfidfAnalyzer
 from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
 
 
@@ -54,7 +54,23 @@ def tfidf_idfs(df: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-@RETRIEVERS.register("tfidf")
+def tfidf_norms(postings: Postings, idf: np.ndarray) -> np.ndarray:
+    """Return each row's tf x idf vector length (``idf``: one value per term)."""
+    x = postings.tfs * np.repeat(idf, np.diff(postings.indptr))
+    return np.sqrt(np.bincount(postings.rows, x * x, minlength=len(postings.lengths)))
+
+
+def unit_tfidf(postings: Postings, idf: np.ndarray) -> np.ndarray:
+    """Return every posting's tf x idf over its row's vector length (float64).
+
+    The rows become unit vectors, so adding up products of two rows' weights term by
+    term gives their cosine; an empty row stays 0. ``idf`` holds one value per term.
+    """
+    x = postings.tfs * np.repeat(idf, np.diff(postings.indptr))
+    norm_of_posting = tfidf_norms(postings, idf)[postings.rows]
+    return np.divide(x, norm_of_posting, out=np.zeros_like(x), where=norm_of_posting > 0)
+
+
 class TfidfRetriever(SparseRetriever):
     """Cosine similarity of tf x idf vectors (the chapter's TF-IDF scorer)."""
 
@@ -111,24 +127,13 @@ class TfidfRetriever(SparseRetriever):
         """Vocabulary (UTF-8, newline-joined), CSC postings, lengths, float32 weights."""
         return self._base_arrays()
 
-    def _doc_vectors(self, postings: Postings) -> np.ndarray:
-        """Return tf x idf for every posting (float64)."""
-        return postings.tfs * self._idf_of_postings(postings)
-
     def _idf_of_postings(self, postings: Postings) -> np.ndarray:
         """Return idf of each posting's term (postings are grouped by term)."""
         return np.repeat(self._idf, np.diff(postings.indptr))
 
     def _compute_weights(self, postings: Postings) -> np.ndarray:
         """Return every posting's tf x idf divided by its chunk's vector length."""
-        norms = self._row_norms(postings)
-        norm_of_posting = norms[postings.rows]
-        x = self._doc_vectors(postings)
-        return np.divide(x, norm_of_posting, out=np.zeros_like(x), where=norm_of_posting > 0)
-
-    def _row_norms(self, postings: Postings) -> np.ndarray:
-        x = self._doc_vectors(postings)
-        return np.sqrt(np.bincount(postings.rows, x * x, minlength=len(postings.lengths)))
+        return unit_tfidf(postings, self._idf)
 
     def _query_vector(self, query: str) -> tuple[dict[str, int], dict[str, float]]:
         """Return the query's word counts and each known word's share q_w / |q|."""
@@ -182,41 +187,36 @@ class TfidfRetriever(SparseRetriever):
         return list(q), [v / q_norm for v in q.values()]
 
     def explain(self, query: str, chunk_id: str) -> Explanation:
-        """Take the cosine apart: contribution of t = q_t * d_t / (|q| |d|).
+        """Take the score apart: a term contributes its stored weight times its multiplier.
 
-        The contributions add up (in query order) to exactly the score :meth:`search`
-        reports.
+        The multipliers (:meth:`_multipliers`) are the cosine's query side here and 1 in
+        :class:`TfidfSumRetriever`. The contributions add up (in query order) to exactly
+        the score :meth:`search` reports.
         """
         row = self._row(chunk_id)
-        counts, shares = self._query_vector(query)
-        parts = []
-        for word in counts:
-            tid = self._term_id.get(word)
-            if tid is None:
-                parts.append(TermExplanation(word, 0.0, 0, 0.0, 0.0))
-                continue
-            tf, weight = self._posting(tid, row)
-            contribution = weight * shares[word] if word in shares else 0.0
-            parts.append(
-                TermExplanation(word, float(tf), self._df(tid), float(self._idf[tid]), contribution)
-            )
-        return self._explanation(query, chunk_id, row, parts)
+        multiplier = self._multipliers(query)
 
-    def _explanation(
-        self, query: str, chunk_id: str, row: int, parts: list[TermExplanation]
-    ) -> Explanation:
-        return Explanation(
-            query=query,
-            chunk_id=chunk_id,
-            mode=self.mode,
-            score=add_in_order(p.contribution for p in parts),
-            terms=tuple(parts),
-            note=self._note(row),
+        def part(word: str, tid: int) -> TermExplanation:
+            tf, weight = self._posting(tid, row)
+            idf = float(self._idf[tid])
+            return TermExplanation(word, float(tf), self._df(tid), idf, weight * multiplier[word])
+
+        return explain_terms(
+            query, chunk_id, self.mode, multiplier, self._term_id, part, self._note(row)
         )
+
+    def _multipliers(self, query: str) -> dict[str, float]:
+        """Return each query word's multiplier: its share q_t / |q| of the query vector.
+
+        The cosine's contribution of t is q_t * d_t / (|q| |d|): the stored d_t / |d|
+        times q_t / |q|. A word with idf 0 is left out of |q| and gets 0.
+        """
+        counts, shares = self._query_vector(query)
+        return {word: shares.get(word, 0.0) for word in counts}
 
     def _note(self, row: int) -> str:
         if self._norms is None:
-            self._norms = self._row_norms(self.postings)
+            self._norms = tfidf_norms(self.postings, self._idf)
         return (
             f"cosine of tf x idf vectors: contribution = q_w * d_w / (|q| |d|) with "
             f"q_w = count in query * idf, d_w = tf * idf, |d| = {float(self._norms[row]):.6g}; "
@@ -225,7 +225,6 @@ class TfidfRetriever(SparseRetriever):
         )
 
 
-@RETRIEVERS.register("tfidf-sum")
 class TfidfSumRetriever(TfidfRetriever):
     """Sum over distinct query words of tf/words(chunk) x idf (the chapter's plain variant)."""
 
@@ -255,24 +254,12 @@ class TfidfSumRetriever(TfidfRetriever):
         tids = [tid_of[t] for t in dict.fromkeys(terms) if t in tid_of]
         return [t for t in tids if idf[t] > 0], None
 
-    def explain(self, query: str, chunk_id: str) -> Explanation:
-        """Take the sum apart: contribution of t = tf / words(chunk) * idf(t).
+    def _multipliers(self, query: str) -> dict[str, float]:
+        """Return 1 for each distinct query word: t contributes tf / words(chunk) * idf(t).
 
-        The contributions add up (in query order) to exactly the score :meth:`search`
-        reports.
+        That is the stored weight, counted once however often t is in the query.
         """
-        row = self._row(chunk_id)
-        parts = []
-        for word in dict.fromkeys(self.analyzer.words(query)):
-            tid = self._term_id.get(word)
-            if tid is None:
-                parts.append(TermExplanation(word, 0.0, 0, 0.0, 0.0))
-                continue
-            tf, weight = self._posting(tid, row)
-            parts.append(
-                TermExplanation(word, float(tf), self._df(tid), float(self._idf[tid]), weight)
-            )
-        return self._explanation(query, chunk_id, row, parts)
+        return dict.fromkeys(self.analyzer.words(query), 1.0)
 
     def _note(self, row: int) -> str:
         return (
@@ -281,3 +268,38 @@ class TfidfSumRetriever(TfidfRetriever):
             f"a word repeated in the query counts once; weights stored as float32, summed "
             f"as float64; terms with df=0 are not in the index"
         )
+
+
+class TfidfVectors:
+    """Texts as unit-length tf x idf vectors (:func:`unit_tfidf`), for their cosines.
+
+    Terms are ``analyzer``'s; idf is smoothed, ``ln((1 + N) / (1 + df)) + 1`` (as in
+    scikit-learn), so a term every text holds still counts.
+    """
+
+    def __init__(self, texts: Sequence[str], analyzer: Analyzer) -> None:
+        postings = index_corpus(texts, analyzer)
+        n = len(texts)
+        df = np.diff(postings.indptr)
+        self._n = n
+        self._ip: list[int] = postings.indptr.tolist()
+        self._rows = postings.rows
+        self._weights = unit_tfidf(postings, np.log((1 + n) / (1 + df)) + 1)
+        by_row = np.argsort(postings.rows, kind="stable")  # each text's terms, in term order
+        self._terms: list[int] = np.repeat(np.arange(len(df)), df)[by_row].tolist()
+        self._own: list[float] = self._weights[by_row].tolist()
+        self._start: list[int] = [0, *np.cumsum(np.bincount(postings.rows, minlength=n)).tolist()]
+
+    def cosines(self, row: int) -> np.ndarray:
+        """Return the cosine of text ``row`` with every text (0 where no term is shared).
+
+        Text ``row``'s vector is scored as a query is: its weights times each posting's.
+        """
+        s, e = self._start[row], self._start[row + 1]
+        ip, rows, weights = self._ip, self._rows, self._weights
+        spans = [(ip[t], ip[t + 1]) for t in self._terms[s:e]]
+        if not spans:
+            return np.zeros(self._n)
+        products = [weights[a:b] * w for (a, b), w in zip(spans, self._own[s:e], strict=True)]
+        hits = np.concatenate([rows[a:b] for a, b in spans])
+        return np.bincount(hits, np.concatenate(products), minlength=self._n)

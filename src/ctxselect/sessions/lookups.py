@@ -22,7 +22,7 @@ def resolve_mode(index: api.Index, mode: str, mmr: float | None = None) -> str:
         ConfigError: The mode, or ``mmr``, needs dense vectors and the index has none.
     """
     check_mode(mode, api.names("mode"))
-    if isinstance(index.manifest.get("embedder"), dict):
+    if index.settings.embedder is not None:
         return mode
     if mode in embedding_modes():
         raise ConfigError(

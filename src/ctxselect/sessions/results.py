@@ -20,9 +20,10 @@ from ctxselect.budget import frame
 from ctxselect.config import DEFAULT_FORMAT
 from ctxselect.errors import ConfigError
 from ctxselect.sessions.limits import SHOWN_DROPPED
-from ctxselect.types import ContextPiece, ContextResult, DroppedChunk, SearchResult
+from ctxselect.types import ContextPiece, ContextResult, DroppedChunk, Metered, SearchResult
 
 V = TypeVar("V")
+M = TypeVar("M", bound=Metered)
 
 
 class Meter:
@@ -45,7 +46,7 @@ class Meter:
         """Tokens of ``value`` as the caller receives it."""
         return self.count(self.serialize(value))
 
-    def measured(self, value: V, before: int) -> V:
+    def measured(self, value: M, before: int) -> M:
         """Fill in ``result_tokens`` and ``session_tokens`` (``before`` + this result).
 
         The counts are part of the JSON they count, so iterate to a fixed point (2 or 3
@@ -62,14 +63,14 @@ class Meter:
                 break
         return any_value
 
-    def fit(self, value: V, before: int, shrink: Callable[[V], V | None]) -> V:
+    def fit(self, value: M, before: int, shrink: Callable[[M], M | None]) -> M:
         """Measure ``value``, shrinking it until it fits the cap.
 
         Raises:
             ConfigError: ``shrink`` cannot make it any smaller and it still does not fit.
         """
         value = self.measured(value, before)
-        while value.result_tokens > self.cap:  # type: ignore[attr-defined]
+        while value.result_tokens > self.cap:
             smaller = shrink(value)
             if smaller is None:
                 raise ConfigError(

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ctxselect import api
-from ctxselect.config import DEFAULT_MODE
 from ctxselect.errors import ConfigError
 from ctxselect.sessions import limits, lookups, roots
 from ctxselect.sessions.loading import load_index
@@ -98,7 +97,7 @@ class Sessions:
     @property
     def default_mode(self) -> str:
         """The retrieval mode used when a call names none."""
-        return str(self.index.manifest.get("default_mode", DEFAULT_MODE))
+        return self.index.settings.default_mode
 
     def close(self) -> None:
         """Close the index."""

@@ -1,1 +1,18 @@
-"""stores."""
+"""stores: where an index lives. ``open_store(uri)`` picks the implementation.
+
+The :class:`Store` protocol (``stores.base``) is all that composition code sees; the
+embedded store (``stores.embedded``) is what a folder path opens.
+"""
+
+from ctxselect.stores.base import ModeArrays, Snapshot, Store, VectorStore
+from ctxselect.stores.open import open_store, register_scheme, schemes
+
+__all__ = [
+    "ModeArrays",
+    "Snapshot",
+    "Store",
+    "VectorStore",
+    "open_store",
+    "register_scheme",
+    "schemes",
+]

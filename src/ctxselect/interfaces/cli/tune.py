@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ctxselect import api, config
+from ctxselect import api, config, modes
 from ctxselect.errors import InputError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
@@ -110,8 +110,8 @@ def tune(
     write = not dry_run
     report = None
     with api.open_index(index) as idx:
-        dense = "dense" in idx.modes()
-    if dense:
+        fusable = bool(set(idx.modes()) & set(modes.fusion_modes()))
+    if fusable:
         report = tune_index(
             index,
             queries,

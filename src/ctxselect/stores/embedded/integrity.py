@@ -14,10 +14,12 @@ What is covered, and where it is checked:
   reads all of them anyway.
 - **Chunk rows** (what a hit shows: ids, offsets, token count, text, header): a sum of
   per-row CRC-32s (``chunks_digest``) that each commit updates by what it deletes and
-  inserts. An index small enough to hold its texts in memory checks it when it loads
+  inserts. The text it covers is the text a hit shows: the stored one, or the document's
+  span it is read from (``texts``), so damage to a document's text inside a chunk is
+  caught too. An index small enough to hold its texts in memory checks it when it loads
   them; a larger one reads texts per hit and leaves the check to ``verify`` (a full pass
   over the corpus per open would cost more than the search). ``verify`` also runs
-  SQLite's integrity check and compares each chunk's text with its document's span.
+  SQLite's integrity check and compares each stored chunk text with its document's span.
 - **Writes** check the stored checksums before they change anything: a commit re-seals,
   so it must never build on rows that changed since the last one.
 
@@ -37,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxselect.errors import IndexCorruptError
+from ctxselect.stores.embedded import texts
+from ctxselect.types import Chunk
 
 CHECKSUM_KEY = "checksum"
 _CHECKED: set[tuple[str, int, int, int, int]] = set()
@@ -264,12 +268,16 @@ def check_file(folder: Path, path: Path, buffer: Any, expected: Any) -> None:
 # -- chunk rows ---------------------------------------------------------------------------
 
 CHUNK_DIGEST_KEY = "chunks_digest"
-CHUNK_DIGEST_COLUMNS = 'id, chunk_id, doc_id, start, "end", n_tokens, text, header'
+# id, chunk_id, doc_id, start, end, n_tokens, text (as read: see ``texts``), header
+CHUNK_DIGEST_SQL = (
+    f'SELECT c.id, c.chunk_id, c.doc_id, c.start, c."end", c.n_tokens, {texts.TEXT}, '
+    f"c.header FROM {texts.FROM}"
+)
 _MOD = 1 << 64
 
 
 def chunks_digest(rows: Iterable[tuple[Any, ...]]) -> int:
-    """Sum (mod 2**64) of each chunk row's CRC-32: ``CHUNK_DIGEST_COLUMNS``, what a hit shows.
+    """Sum (mod 2**64) of each chunk row's CRC-32: ``CHUNK_DIGEST_SQL``, what a hit shows.
 
     A sum, so a commit updates it by what it deletes and inserts (never a corpus scan);
     a change in one row changes its CRC and so the sum.
@@ -288,20 +296,33 @@ def digest_of_docs(conn: sqlite3.Connection, doc_ids: Iterable[str]) -> int:
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         marks = ",".join("?" * len(part))
-        sql = f"SELECT {CHUNK_DIGEST_COLUMNS} FROM chunks WHERE doc_id IN ({marks})"
-        total += chunks_digest(conn.execute(sql, part))
+        total += chunks_digest(
+            conn.execute(f"{CHUNK_DIGEST_SQL} WHERE c.doc_id IN ({marks})", part)
+        )
     return total % _MOD
 
 
-def digest_after(
-    conn: sqlite3.Connection, before: Any, gone: int, first_new_id: int, rebuild: bool
-) -> int:
-    """The chunk digest after a commit: ``before`` minus what went plus the new rows
-    (ids from ``first_new_id``); a full scan for a rebuild or an index without one."""
-    sql = f"SELECT {CHUNK_DIGEST_COLUMNS} FROM chunks"
-    if rebuild or not _is_int(before):
-        return chunks_digest(conn.execute(sql))
-    new = chunks_digest(conn.execute(f"{sql} WHERE id >= ?", (first_new_id,)))
+def digest_of_chunks(ids: Iterable[int], chunks: Iterable[Chunk]) -> int:
+    """The chunk digest of ``chunks`` stored under row ids ``ids`` (computed from the values
+    a commit inserts, so a million-chunk build never reads its texts back)."""
+    return chunks_digest(
+        (i, c.chunk_id, c.doc_id, c.start, c.end, c.n_tokens, c.text, c.header)
+        for i, c in zip(ids, chunks, strict=True)
+    )
+
+
+def digest_all(conn: sqlite3.Connection) -> int:
+    """The chunk digest of every chunk row as stored (a full scan)."""
+    return chunks_digest(conn.execute(CHUNK_DIGEST_SQL))
+
+
+def digest_after(conn: sqlite3.Connection, before: Any, gone: int, new: int, rebuild: bool) -> int:
+    """The chunk digest after a commit: ``before`` minus what went (``gone``) plus the new
+    rows' digest (``new``); a rebuild's is ``new``, an index without one gets a full scan."""
+    if rebuild:
+        return new % _MOD
+    if not _is_int(before):
+        return digest_all(conn)
     return (before - gone + new) % _MOD
 
 

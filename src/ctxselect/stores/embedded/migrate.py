@@ -1,13 +1,23 @@
-"""Upgrade a schema-1 index (one SQLite file, arrays as BLOBs) to schema 2 in place.
+"""Upgrade an older index in place to the current schema (3): one path for every version.
 
-Schema 1 stored each mode's arrays as BLOBs over the chunks in chunk_id order, which is
-exactly a compacted base segment of schema 2; chunks keep their SQLite row ids, which
-become the explicit ``id`` column. So the migration moves bytes and re-derives nothing:
-searches return the same hits and scores before and after.
+- Schema 1 stored each mode's arrays as BLOBs over the chunks in chunk_id order, which is
+  exactly a compacted base segment: they move to a base file, and chunks keep their
+  SQLite row ids, which become the explicit ``id`` column.
+- Schema 2 stored every chunk's text beside its document's (a second copy of the corpus).
+  Schema 3 stores NULL for a chunk that is its document's span and reads it back from the
+  document (``texts``).
+
+Both rewrite the chunk table once, in one transaction: the copy keeps a text only where it
+is not exactly its document's span, as SQLite slices it. The chunk checksum is then
+recomputed over the texts as read and must equal the one the old index stored, so an
+upgrade that would change any text a search shows is refused and rolled back. Searches
+return the same hits, scores and texts before and after. The space freed is returned to
+the file system afterwards (``VACUUM``, best effort: a reader may keep it for later).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
@@ -20,18 +30,26 @@ from ctxselect.stores.embedded import files, integrity
 if TYPE_CHECKING:
     from ctxselect.stores.embedded.sqlite import SQLiteStore
 
-_V2_CHUNKS = """
-CREATE TABLE chunks_v2 (
+_NEW_CHUNKS = """
+CREATE TABLE chunks_new (
     id INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
     doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL, header TEXT NOT NULL,
-    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT NOT NULL)
+    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT)
 """
-_COPY = (
-    'INSERT INTO chunks_v2 (id, chunk_id, doc_id, ordinal, start, "end", header, n_tokens, '
-    'parent_id, text) SELECT rowid, chunk_id, doc_id, ordinal, start, "end", header, '
-    "n_tokens, parent_id, text FROM chunks"
-)
+# NULL where the text is its document's span; never for a document holding NUL (SQLite's
+# substr stops there) or a chunk without a document (nothing to read it back from).
+_COPY = """
+INSERT INTO chunks_new (id, chunk_id, doc_id, ordinal, start, "end", header, n_tokens,
+                        parent_id, text)
+SELECT c.{id}, c.chunk_id, c.doc_id, c.ordinal, c.start, c."end", c.header, c.n_tokens,
+       c.parent_id,
+       CASE WHEN c.start >= 0 AND c."end" >= c.start
+                 AND instr(CAST(d.text AS BLOB), x'00') = 0
+                 AND c.text = substr(d.text, c.start + 1, c."end" - c.start)
+            THEN NULL ELSE c.text END
+FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+"""
 
 
 def _v1_arrays(conn: sqlite3.Connection) -> dict[str, dict[str, np.ndarray]]:
@@ -43,59 +61,102 @@ def _v1_arrays(conn: sqlite3.Connection) -> dict[str, dict[str, np.ndarray]]:
     return arrays
 
 
-def migrate_v1(store: SQLiteStore) -> None:
-    """Rewrite ``store`` (schema 1) as schema 2; the caller holds the writer lock.
+def upgrade(store: SQLiteStore, version: int) -> None:
+    """Rewrite ``store`` (schema ``version``: 1 or 2) as the current schema; the caller
+    holds the writer lock.
 
     Raises:
-        IndexMismatchError: The old index cannot be migrated; the message gives the
+        IndexMismatchError: The old index cannot be upgraded; the message gives the
             command that rebuilds it.
+        IndexCorruptError: The old index is damaged (its chunk rows do not match their
+            checksum); nothing was changed.
     """
     conn = store._conn
+    base = None
     try:
-        arrays = _v1_arrays(conn)
-        rowids = np.fromiter(
-            (r for (r,) in conn.execute("SELECT rowid FROM chunks ORDER BY chunk_id")), np.int64
-        )
         manifest = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM manifest")}
-    except sqlite3.DatabaseError as exc:
-        raise _cannot(store, exc) from exc
-    if not arrays and len(rowids):
-        raise _cannot(store, "it holds chunks but no ranking arrays")
-    base = files.write_base(store.folder, files.new_base_name(1), arrays, rowids)
+        if version == 1:
+            arrays = _v1_arrays(conn)
+            rowids = np.fromiter(
+                (r for (r,) in conn.execute("SELECT rowid FROM chunks ORDER BY chunk_id")),
+                np.int64,
+            )
+            if not arrays and len(rowids):
+                raise _cannot(store, version, "it holds chunks but no ranking arrays")
+            base = files.write_base(store.folder, files.new_base_name(1), arrays, rowids)
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        raise _cannot(store, version, exc) from exc
     try:
         with store.transaction():
-            _rewrite_tables(conn)
-            counts = _counts(conn)
-            keys: dict[str, Any] = {
-                "schema_version": 2,
-                "generation": int(manifest.get("generation", 0)) + 1,
-                "base": base,
-                "segments": [],
-                "counts": counts,
-                "migrated_from": 1,
-                integrity.CHUNK_DIGEST_KEY: integrity.digest_after(conn, None, 0, 0, True),
-            }
+            _rewrite_chunks(conn, "rowid" if version == 1 else "id")
+            digest = integrity.digest_all(conn)
+            stored = manifest.get(integrity.CHUNK_DIGEST_KEY)
+            if isinstance(stored, int) and stored != digest:
+                raise integrity.damaged(
+                    store.folder, store.path, "a chunk row does not match the chunk checksum"
+                )
+            keys = _manifest_keys(conn, manifest, version, base, digest)
             conn.executemany(
                 "INSERT OR REPLACE INTO manifest VALUES (?, ?)",
                 [(k, json.dumps(v)) for k, v in keys.items()],
             )
             integrity.seal(conn)
-    except sqlite3.DatabaseError as exc:
-        files.remove_orphans(store.folder, None)
-        raise _cannot(store, exc) from exc
+    except BaseException as exc:
+        if base is not None:  # the transaction rolled back: nothing names the new file
+            files.remove_orphans(store.folder, None)
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise _cannot(store, version, exc) from exc
+        raise
+    _reclaim(conn)
 
 
-def _rewrite_tables(conn: sqlite3.Connection) -> None:
+def _manifest_keys(
+    conn: sqlite3.Connection,
+    manifest: dict[str, Any],
+    version: int,
+    base: dict[str, Any] | None,
+    digest: int,
+) -> dict[str, Any]:
+    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
+
+    keys: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "generation": int(manifest.get("generation", 0)) + 1,
+        "migrated_from": manifest.get("migrated_from", version),
+        integrity.CHUNK_DIGEST_KEY: digest,
+    }
+    if base is not None:  # schema 1: its arrays became the base segment
+        keys.update(base=base, segments=[], counts=_counts(conn))
+    return keys
+
+
+def _rewrite_chunks(conn: sqlite3.Connection, id_column: str) -> None:
+    """Copy the chunk table into the current layout, keeping every row id and the id
+    sequence (deleted rows' ids are never reused: segments and dead rows name them)."""
     from ctxselect.stores.embedded.sqlite import SCHEMA
 
-    conn.execute(_V2_CHUNKS)
-    conn.execute(_COPY)
+    conn.execute(_NEW_CHUNKS)  # creates sqlite_sequence if the old schema had none
+    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+    seq = int(found[0]) if found else 0
+    conn.execute(_COPY.format(id=id_column))
     conn.execute("DROP TABLE chunks")
-    conn.execute("ALTER TABLE chunks_v2 RENAME TO chunks")
+    conn.execute("ALTER TABLE chunks_new RENAME TO chunks")
+    kept = conn.execute(
+        "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'chunks'", (seq,)
+    )
+    if not kept.rowcount and seq:  # no rows copied: the sequence must still survive
+        conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('chunks', ?)", (seq,))
     conn.execute("DROP TABLE IF EXISTS arrays")
     for statement in SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
+
+
+def _reclaim(conn: sqlite3.Connection) -> None:
+    """Give the pages the old texts used back to the file system (best effort)."""
+    with contextlib.suppress(sqlite3.DatabaseError):
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -104,9 +165,11 @@ def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {"documents": docs, "chunks": int(n), "tokens": int(tokens)}
 
 
-def _cannot(store: SQLiteStore, why: object) -> IndexMismatchError:
+def _cannot(store: SQLiteStore, version: int, why: object) -> IndexMismatchError:
+    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
+
     return IndexMismatchError(
-        f"index {store.folder} has schema version 1 and could not be upgraded to 2 ({why}): "
-        f"rebuild it with `rm -r {store.folder} && ctxselect index PATH... --index "
-        f"{store.folder}`"
+        f"index {store.folder} has schema version {version} and could not be upgraded to "
+        f"{SCHEMA_VERSION} ({why}): rebuild it with `rm -r {store.folder} && ctxselect index "
+        f"PATH... --index {store.folder}`"
     )

@@ -11,14 +11,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ctxselect.errors import IndexCorruptError
+from ctxselect.stores.embedded import texts
 from ctxselect.types import ChunkTable, Hit
 
-_HIT_SQL = 'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header FROM chunks WHERE id = ?'
+# A hit's text is sliced from its document by SQLite (one row read, no document copied).
+_HIT_SQL = (
+    f'SELECT c.chunk_id, c.doc_id, c.start, c."end", c.n_tokens, {texts.TEXT}, c.header '
+    f"FROM {texts.FROM} WHERE c.id = ?"
+)
+_ID_SQL = "SELECT chunk_id FROM chunks WHERE id = ?"
 
 
 class StaleRowsError(IndexCorruptError):
@@ -38,7 +45,7 @@ class _LazyIds(Sequence[str]):
     def __getitem__(self, row: Any) -> Any:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
-        return self._rows.fetch(int(row))[0]
+        return self._rows.chunk_id(int(row))
 
 
 class _LazyRowOf(Mapping[str, int]):
@@ -58,7 +65,7 @@ class _LazyRowOf(Mapping[str, int]):
         return default if row is None else row
 
     def __iter__(self) -> Iterator[str]:
-        return (self._rows.fetch(i)[0] for i in range(len(self._rows)))
+        return (self._rows.chunk_id(i) for i in range(len(self._rows)))
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -71,14 +78,20 @@ class LazyRows:
         conn: The store's connection (shared; guarded by ``lock``).
         lock: Serialises this connection's use across threads.
         rowids: Chunk row id (``chunks.id``) of every global row; -1 for none.
+        folder: The index folder (named when a chunk's text cannot be found).
     """
 
     def __init__(
-        self, conn: sqlite3.Connection, lock: AbstractContextManager[Any], rowids: np.ndarray
+        self,
+        conn: sqlite3.Connection,
+        lock: AbstractContextManager[Any],
+        rowids: np.ndarray,
+        folder: Path = Path("."),
     ) -> None:
         self._conn = conn
         self._lock = lock
         self._rowids = rowids
+        self._folder = folder
         self._order: np.ndarray | None = None
         self.chunk_ids: Sequence[str] = _LazyIds(self)
         self.row_of: Mapping[str, int] = _LazyRowOf(self)
@@ -94,7 +107,17 @@ class LazyRows:
             raise StaleRowsError(
                 f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
             )
-        return tuple(found)
+        return texts.checked(self._folder, tuple(found), 5)
+
+    def chunk_id(self, row: int) -> str:
+        """Return the chunk_id of ``row`` (ties between segments: no text is read)."""
+        with self._lock:
+            found = self._conn.execute(_ID_SQL, (int(self._rowids[row]),)).fetchone()
+        if found is None:
+            raise StaleRowsError(
+                f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
+            )
+        return str(found[0])
 
     def hit(self, row: int, rank: int, score: float) -> Hit:
         """Make the Hit for ``row``, reading its chunk by row id."""
@@ -117,7 +140,9 @@ class LazyRows:
         return None
 
 
+# Stored texts (NULL: the document's span), filled in by ``texts.filled``.
 _COLUMNS = 'id, chunk_id, doc_id, start, "end", n_tokens, text, header'
+_LAYOUT = texts.Layout(ident=1, doc=2, start=3, end=4, text=6)
 _BLANK = ("", "", 0, 0, 0, "", "")
 
 
@@ -128,6 +153,7 @@ def eager_table(
     dead: np.ndarray,
     previous: tuple[np.ndarray, ChunkTable] | None = None,
     check: Callable[[list[Any]], None] | None = None,
+    folder: Path = Path("."),
 ) -> ChunkTable:
     """Load every chunk into a ChunkTable whose row ``i`` is the chunk with ``rowids[i]``.
 
@@ -137,11 +163,13 @@ def eager_table(
     ids and table of an earlier generation with the same base), the base rows and known
     delta rows are reused and only new chunks are read: a reload after an update costs
     the update, not the corpus. ``check`` sees every chunk row when all are read (the
-    store compares them with its checksum).
+    store compares them with its checksum). Texts are sliced from their documents once,
+    here (``texts.filled``): a search never slices.
     """
     ids = rowids.tolist()
     if previous is None:
-        found = conn.execute(f"SELECT {_COLUMNS} FROM chunks ORDER BY chunk_id").fetchall()
+        cursor = conn.execute(f"SELECT {_COLUMNS} FROM chunks ORDER BY chunk_id")
+        found = list(texts.filled(conn, cursor, _LAYOUT, folder))
         if check is not None:
             check(found)
         if not len(dead) and [r[0] for r in found] == ids:  # compacted: one ordered scan
@@ -155,7 +183,7 @@ def eager_table(
         columns = [list(c[:n_base]) for c in _columns(old)]
         old_rows = {rid: i for i, rid in enumerate(old_ids[n_base:].tolist(), n_base)}
         new = [rid for rid in ids[n_base:] if rid not in old_rows]
-        fetched = _fetch(conn, new)
+        fetched = _fetch(conn, new, folder)
         old_cols = _columns(old)
         for rid in ids[n_base:]:
             i = old_rows.get(rid)
@@ -177,10 +205,11 @@ def _columns(table: ChunkTable) -> tuple[tuple[Any, ...], ...]:
     return (t.chunk_ids, t.doc_ids, t.starts, t.ends, t.n_tokens, t.texts, t.headers)
 
 
-def _fetch(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+def _fetch(conn: sqlite3.Connection, ids: list[int], folder: Path) -> dict[int, tuple[Any, ...]]:
     out: dict[int, tuple[Any, ...]] = {}
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         sql = f"SELECT {_COLUMNS} FROM chunks WHERE id IN ({','.join('?' * len(part))})"
-        out.update((r[0], tuple(r[1:])) for r in conn.execute(sql, part))
+        rows = texts.filled(conn, conn.execute(sql, part), _LAYOUT, folder)
+        out.update((r[0], tuple(r[1:])) for r in rows)
     return out

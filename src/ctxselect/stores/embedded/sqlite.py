@@ -1,6 +1,7 @@
 """SQLiteStore: the embedded default, one folder holding the whole index.
 
-``index.sqlite`` (WAL) holds the manifest, documents, chunks, the small delta segments
+``index.sqlite`` (WAL) holds the manifest, documents, chunks (offsets into their
+document's text, which is stored once: see ``texts``), the small delta segments
 (BLOBs) and the deletions since the last compaction; the base segment's big arrays are
 ``.npy`` files under ``arrays/`` (memory-mapped by readers), named by the manifest. Every
 change commits in one SQLite transaction, so a killed writer leaves the last committed
@@ -30,15 +31,15 @@ from ctxselect.errors import (
     NotFoundError,
 )
 from ctxselect.stores.base import Snapshot
-from ctxselect.stores.embedded import disk, files, integrity, opening, reads
+from ctxselect.stores.embedded import disk, files, integrity, opening, reads, texts
 from ctxselect.stores.embedded.lock import WriterLock
 from ctxselect.stores.embedded.rows import LazyRows, eager_table
 from ctxselect.stores.embedded.vectors import TABLE as VECTORS_TABLE
 from ctxselect.stores.embedded.vectors import SQLiteVectorCache
-from ctxselect.stores.embedded.writes import Writes
+from ctxselect.stores.embedded.writes import Writes, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FILE_NAME = "index.sqlite"
 # WAL + FULL: a commit is durable when COMMIT returns, power loss included (with NORMAL
 # the last commits may roll back, and a base file deleted after them would be lost).
@@ -55,7 +56,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
     doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL, header TEXT NOT NULL,
-    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT NOT NULL);
+    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
 CREATE TABLE IF NOT EXISTS deltas (
     seg INTEGER NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
@@ -69,7 +70,14 @@ CREATE TABLE IF NOT EXISTS dead_terms (
     + ";"
 )
 
-CHUNK_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
+# chunks.text is NULL when the chunk is its document's span (see ``texts``): a few rows
+# are read with SQLite slicing it (CHUNK_COLUMNS), all of them with ``texts.filled``.
+CHUNK_COLUMNS = (
+    f'c.chunk_id, c.doc_id, c.ordinal, c.start, c."end", {texts.TEXT}, c.header, c.n_tokens, '
+    "c.parent_id"
+)
+_RAW_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
+_RAW_LAYOUT = texts.Layout(ident=0, doc=1, start=3, end=4, text=5)
 
 # SQLite's messages quote damaged schema text, which may not decode as UTF-8.
 _UNREADABLE = (sqlite3.DatabaseError, UnicodeDecodeError)
@@ -108,12 +116,14 @@ class SQLiteStore(Writes):
         wait: Seconds to wait for the writer lock when an old index must be migrated.
     """
 
+    schema_version = SCHEMA_VERSION
+
     def __init__(
         self, folder: str | os.PathLike[str], *, create: bool = False, wait: float = 30.0
     ) -> None:
         self.folder = Path(folder)
         self.path = self.folder / FILE_NAME
-        self.uri = str(self.path)
+        self.uri = str(self.folder)  # what open_store takes back
         self._lock = threading.RLock()
         self.checksums = True  # compare stored checksums when reading (verify: off)
         if not self.path.is_file():
@@ -185,12 +195,15 @@ class SQLiteStore(Writes):
                 return
         except _UNREADABLE as exc:
             raise self.corrupt(exc) from exc
-        if version == 1:
-            from ctxselect.stores.embedded.migrate import migrate_v1
+        if version == 2 and self.readonly:  # cannot be upgraded here, and need not be:
+            self.schema_version = 2  # schema 3 only lets chunks.text be NULL
+            return
+        if version in (1, 2):
+            from ctxselect.stores.embedded.migrate import upgrade
 
             with WriterLock(self.folder, wait=wait):
-                if self._stored_version() == 1:
-                    migrate_v1(self)
+                if self._stored_version() == version:
+                    upgrade(self, version)
             return
         if version != SCHEMA_VERSION:
             newer = isinstance(version, int) and version > SCHEMA_VERSION
@@ -300,16 +313,16 @@ class SQLiteStore(Writes):
             for part in _batches(list(doc_ids)):
                 marks = ",".join("?" * len(part))
                 rows = self._conn.execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE doc_id IN ({marks})", part
+                    f"SELECT {CHUNK_COLUMNS} FROM {texts.FROM} WHERE c.doc_id IN ({marks})", part
                 )
-                out.extend(Chunk(*row) for row in rows)
+                out.extend(Chunk(*texts.checked(self.folder, row, 5)) for row in rows)
         return out
 
     def iter_chunks(self) -> Iterator[Chunk]:
         """Yield every chunk in chunk_id order."""
         try:
-            cursor = self._conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks ORDER BY chunk_id")
-            for row in cursor:
+            cursor = self._conn.execute(f"SELECT {_RAW_COLUMNS} FROM chunks ORDER BY chunk_id")
+            for row in texts.filled(self._conn, cursor, _RAW_LAYOUT, self.folder):
                 yield Chunk(*row)
         except _UNREADABLE as exc:
             raise self.corrupt(exc) from exc
@@ -318,27 +331,29 @@ class SQLiteStore(Writes):
     def chunk_table(self) -> ChunkTable:
         """Return every live chunk as columns, row order = chunk_id order."""
         with self._lock:
-            rows = self._conn.execute(
+            cursor = self._conn.execute(
                 'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header '
                 "FROM chunks ORDER BY chunk_id"
-            ).fetchall()
+            )
+            layout = texts.Layout(ident=0, doc=1, start=2, end=3, text=5)
+            rows = list(texts.filled(self._conn, cursor, layout, self.folder))
         columns = list(zip(*rows, strict=True)) if rows else [()] * 7
-        ids, docs, starts, ends, n_tokens, texts, headers = (tuple(col) for col in columns)
-        return ChunkTable(ids, docs, starts, ends, n_tokens, texts, headers)
+        ids, docs, starts, ends, n_tokens, text, headers = (tuple(col) for col in columns)
+        return ChunkTable(ids, docs, starts, ends, n_tokens, text, headers)
 
     @_reading
     def get_chunk(self, chunk_id: str) -> Chunk:
         """Return one chunk or raise NotFoundError."""
         with self._lock:
             row = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
+                f"SELECT {CHUNK_COLUMNS} FROM {texts.FROM} WHERE c.chunk_id = ?", (chunk_id,)
             ).fetchone()
         if row is None:
             raise NotFoundError(
                 f"no chunk {chunk_id!r} in index {self.folder}: chunk ids look like "
                 f"'DOC_ID#N' and come from `ctxselect search`"
             )
-        return Chunk(*row)
+        return Chunk(*texts.checked(self.folder, row, 5))
 
     @_reading
     def get_document(self, doc_id: str) -> Document:
@@ -476,9 +491,10 @@ class SQLiteStore(Writes):
                     dead_rows,
                     reuse,
                     check=lambda found: integrity.check_chunks(self.folder, manifest, found),
+                    folder=self.folder,
                 )
                 if keep
-                else LazyRows(self._conn, self._lock, rowids)
+                else LazyRows(self._conn, self._lock, rowids, self.folder)
             )
         segments = {
             mode: Segments(
@@ -498,6 +514,17 @@ class SQLiteStore(Writes):
     def lock(self, wait: float = 0.0) -> WriterLock:
         """Return the writer lock of this folder (use it as a context manager)."""
         return WriterLock(self.folder, wait=wait)
+
+    def local_commits(self) -> int:
+        """Return how many commits this process has made to any embedded index."""
+        return local_commits()
+
+    def verify(self) -> tuple[list[str], list[str], list[str]]:
+        """Run every integrity check (``stores.embedded.verify``); return (checks run,
+        problems, leftover files removed)."""
+        from ctxselect.stores.embedded.verify import verify_store
+
+        return verify_store(self)
 
     def close(self) -> None:
         """Close the connection."""

@@ -2,7 +2,8 @@
 
 Each check returns problem lines (empty when it passes): SQLite's own integrity check;
 manifest counts and segment lists against the tables; every chunk's document exists and
-its offsets and text match the document's span; the segments' rows are exactly the live
+its offsets fit the document and a stored text (one that is not read from the document,
+see ``texts``) is the document's span; the segments' rows are exactly the live
 chunks (no orphan, none missing, none twice); every array is complete and consistent.
 """
 
@@ -26,7 +27,7 @@ _SHOW = 3
 _SPAN_SQL = """
 SELECT c.chunk_id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.start < 0 OR c."end" < c.start OR c."end" > length(d.text)
-   OR substr(d.text, c.start + 1, c."end" - c.start) != c.text
+   OR (c.text IS NOT NULL AND substr(d.text, c.start + 1, c."end" - c.start) != c.text)
 LIMIT 3
 """
 
@@ -53,6 +54,11 @@ def _chunks(store: SQLiteStore) -> list[str]:
     spans = conn.execute(_SPAN_SQL).fetchall()
     if spans:
         problems.append(f"chunks whose offsets or text do not match the document: {_ids(spans)}")
+    try:  # chunk texts are read from their documents: each must decode (one row at a time)
+        for _ in conn.execute("SELECT text FROM documents"):
+            pass
+    except UnicodeDecodeError as exc:
+        problems.append(f"a document's text is not valid UTF-8 ({exc.reason})")
     return problems
 
 
@@ -204,7 +210,7 @@ def _checksums(store: SQLiteStore, manifest: Mapping[str, Any]) -> list[str]:
             if stored.get(key) != value:
                 problems.append(f"{key.replace('_', ' ')} do not match their checksum")
     try:
-        found = store._conn.execute(f"SELECT {integrity.CHUNK_DIGEST_COLUMNS} FROM chunks")
+        found = store._conn.execute(integrity.CHUNK_DIGEST_SQL)
         integrity.check_chunks(store.folder, manifest, found)
     except CtxselectError as exc:
         problems.append(str(exc))

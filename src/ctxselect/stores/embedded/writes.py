@@ -29,7 +29,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.base import ModeArrays
-from ctxselect.stores.embedded import disk, files, integrity
+from ctxselect.stores.embedded import disk, files, integrity, texts
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]  # commits made by this process: open indexes compare it to reload at once
@@ -101,8 +101,9 @@ class Writes:
             if self._sequence() != seq + len(chunks):
                 raise IndexWriteError(f"chunk ids of {self.folder} moved during a write")
             keys: dict[str, Any] = {**manifest, "generation": generation, "counts": counts}
+            new = integrity.digest_of_chunks(new_ids.tolist(), chunks)
             keys[integrity.CHUNK_DIGEST_KEY] = integrity.digest_after(
-                self._conn, current.get(integrity.CHUNK_DIGEST_KEY), gone, seq + 1, rebuild
+                self._conn, current.get(integrity.CHUNK_DIGEST_KEY), gone, new, rebuild
             )
             if rebuild:
                 self._clear_changes()
@@ -279,6 +280,8 @@ class Writes:
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)",
             [(d.doc_id, d.source, d.kind, d.title, d.content_hash, d.text) for d in documents],
         )
+        # a chunk that is its document's span stores NULL, not a second copy (``texts``)
+        stored = texts.stored_texts(chunks, {d.doc_id: d.text for d in documents})
         conn.executemany(
             'INSERT INTO chunks (chunk_id, doc_id, ordinal, start, "end", text, header, '
             "n_tokens, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -289,12 +292,12 @@ class Writes:
                     c.ordinal,
                     c.start,
                     c.end,
-                    c.text,
+                    text,
                     c.header,
                     c.n_tokens,
                     c.parent_id,
                 )
-                for c in chunks
+                for c, text in zip(chunks, stored, strict=True)
             ),
         )
         new_tokens = sum(c.n_tokens for c in chunks)
