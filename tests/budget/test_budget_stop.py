@@ -70,6 +70,24 @@ def test_auto_values_each_further_relevant_chunk_less():
     assert selection.threshold == 0.3
 
 
+def test_auto_prices_each_chunk_by_its_own_tokens():
+    hits = [
+        dataclasses.replace(h, n_tokens=n) for h, n in zip(_hits([9, 8], [0.5, 0.2]), (100, 400))
+    ]
+    # t = 0.1 is the P a chunk of the mean size (200 tokens) needs
+    cut = cut_hits(hits, "auto", 0.1, mean_tokens=200)
+    # the first needs 0.1 x 100/200 = 0.05; the second 0.1 x 400/200 x (1 + 0.5) = 0.3 > 0.2
+    assert [h.doc_id for h in cut.kept] == ["d0"]
+    assert cut.reason == (
+        "next chunk below threshold: P 0.20 < 0.30 = 0.10 x (400 / 200 tokens) "
+        "x (1 + 0.50 relevant expected above)"
+    )
+    short = [dataclasses.replace(hits[1], n_tokens=100)]
+    assert cut_hits([hits[0], *short], "auto", 0.1, mean_tokens=200).kept == (hits[0], *short)
+    # a number is a plain threshold, whatever the sizes
+    assert len(cut_hits(hits, 0.15, mean_tokens=200).kept) == 2
+
+
 def test_the_budget_stays_a_hard_cap_and_wins_the_reason():
     hits = _hits([9, 8, 7, 6], [0.9, 0.9, 0.9, 0.1])
     one = COUNTER.count(TEXT) + 40  # room for about one framed chunk

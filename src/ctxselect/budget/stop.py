@@ -3,9 +3,11 @@
 ``stop`` takes ``none`` (fill the budget), a number P in [0, 1] (keep ranked chunks while
 their calibrated P(relevant) >= P) or ``auto``. Calibrated, ``auto`` applies the cost model
 tuning stored for the mode (:mod:`ctxselect.budget.calibration`): value with diminishing
-returns, so a chunk stays while P >= t × (1 + E), t the stored threshold and E the relevant
-chunks expected above it (the sum of their P): a question with one clear answer gets that
-answer, a broad one a few of its best chunks rather than every chunk that might be relevant.
+returns, and the price of the chunk's own tokens, so a chunk of n tokens stays while
+P >= t × (n / n̄) × (1 + E), t the stored threshold (the P a chunk of the index's mean size
+n̄ needs) and E the relevant chunks expected above it (the sum of their P): a question with
+one clear answer gets that answer, a broad one a few of its best chunks rather than every
+chunk that might be relevant, and a long chunk has to be likelier relevant than a short one.
 Uncalibrated, ``auto`` uses a rule on the score curve, the largest
 gap (Arampatzis et al. 2009, "Where to stop reading a ranked list?", score-distribution
 cut-offs): among the top :data:`GAP_DEPTH` scores, the list is cut after the rank with the
@@ -79,13 +81,20 @@ class Cut:
     dropped_reason: str
 
 
-def cut_hits(hits: Sequence[Hit], stop: object, auto_threshold: float | None = None) -> Cut:
+def cut_hits(
+    hits: Sequence[Hit],
+    stop: object,
+    auto_threshold: float | None = None,
+    mean_tokens: float | None = None,
+) -> Cut:
     """Cut ranked ``hits`` where the rule ``stop`` says (see the module docstring).
 
     Args:
         hits: Ranked hits, best first; ``p_relevant`` set when the mode is calibrated.
         stop: ``auto``, ``none`` or a P threshold in [0, 1].
         auto_threshold: The threshold tuning chose for the mode (None: uncalibrated).
+        mean_tokens: n̄, the chunk size ``auto_threshold`` was set for (None: every chunk
+            is priced as if it had that size).
 
     Raises:
         ConfigError: Bad ``stop``, or a P threshold on hits without P(relevant).
@@ -104,20 +113,32 @@ def cut_hits(hits: Sequence[Hit], stop: object, auto_threshold: float | None = N
             )
         return _threshold_cut(hits, rule)
     if calibrated and auto_threshold is not None:
-        return _threshold_cut(hits, auto_threshold, diminishing=True)
+        return _threshold_cut(hits, auto_threshold, diminishing=True, mean_tokens=mean_tokens)
     return _gap_cut(hits)
 
 
-def _threshold_cut(hits: tuple[Hit, ...], threshold: float, *, diminishing: bool = False) -> Cut:
-    """Keep hits while P >= threshold (× (1 + E), E the P summed above, when diminishing)."""
+def _threshold_cut(
+    hits: tuple[Hit, ...],
+    threshold: float,
+    *,
+    diminishing: bool = False,
+    mean_tokens: float | None = None,
+) -> Cut:
+    """Keep hits while P >= threshold; with ``diminishing`` (``auto``) the bar is
+    threshold × (n / ``mean_tokens``) × (1 + E), E the P summed above."""
     above = 0.0
     for i, hit in enumerate(hits):
         p = float(hit.p_relevant or 0.0)
-        needed = threshold * (1.0 + above) if diminishing else threshold
+        size = hit.n_tokens / mean_tokens if diminishing and mean_tokens else 1.0
+        needed = threshold * size * (1.0 + above) if diminishing else threshold
         if p < needed:
             why = f"P {p:.2f} < {needed:.2f}"
-            if diminishing and above > 0:
-                why += f" = {threshold:.2f} x (1 + {above:.2f} relevant expected above)"
+            if diminishing and (above > 0 or size != 1.0):
+                why += f" = {threshold:.2f}"
+                if size != 1.0:
+                    why += f" x ({hit.n_tokens} / {mean_tokens:.0f} tokens)"
+                if above > 0:
+                    why += f" x (1 + {above:.2f} relevant expected above)"
             return Cut(
                 hits[:i],
                 hits[i:],
