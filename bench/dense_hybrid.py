@@ -73,7 +73,7 @@ class TimedEmbedder:
 def _index(corpus: Path, folder: Path, embedder: Any, **options: Any) -> tuple[Any, float]:
     """Index ``corpus`` into ``folder``, one chunk per document; report and wall seconds."""
     from ctxselect import ChunkSpec
-    from ctxselect.indexing import index_paths
+    from ctxselect.api.write import index_paths
 
     started = time.perf_counter()
     chunk = ChunkSpec(chunker="tokens", size=100_000)
@@ -108,7 +108,7 @@ def _metrics(idx: Any, hits: Mapping[str, list[Any]], qrels: Any) -> dict[str, f
 def _out_of_sample(idx: Any, queries: dict[str, str], qrels: Any) -> tuple[dict[str, Any], Any]:
     """Rank each labeled query by what the rule chose on the other folds (``tune_fusion``):
     hybrid with the fold's spec, or bm25 or dense alone."""
-    from ctxselect.tuning import fold_of, tune_fusion
+    from ctxselect.api.tune import fold_of, tune_fusion
 
     hybrid = idx.retriever("hybrid")
     report = tune_fusion(hybrid, queries, qrels, folds=FOLDS, seed=SEED)
@@ -193,8 +193,8 @@ def _quality(idx: Any, queries: dict[str, str], qrels: Any) -> tuple[dict[str, A
 
 def _tune(idx: Any, folder: Path, queries: dict[str, str], qrels: Any) -> dict[str, Any]:
     """``tune_index`` as ``ctxselect tune`` runs it, then ``hybrid`` with the stored spec."""
+    from ctxselect.api.tune import tune_index
     from ctxselect.config import FuseSpec
-    from ctxselect.tuning import tune_index
 
     files = folder / "queries.jsonl", folder / "qrels" / "test.tsv"
     report = tune_index(idx.path, *files, embedder=idx.embedder())

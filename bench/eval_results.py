@@ -60,7 +60,7 @@ def emit(record: dict[str, Any]) -> None:
 
 def quality(name: str, folder: Path, work: Path) -> list[dict[str, Any]]:
     """BM25 and TF-IDF document-level metrics through ``evaluate_corpus``."""
-    from ctxselect.experiments import evaluate_corpus
+    from ctxselect.api.evaluate import evaluate_corpus
 
     rows = []
     for mode in ("bm25", "tfidf"):
@@ -88,7 +88,7 @@ def quality(name: str, folder: Path, work: Path) -> list[dict[str, Any]]:
 
 def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
     """The budget sweep, its knees, and the knees of an extended sweep to 64,000 tokens."""
-    from ctxselect import sweeps
+    from ctxselect.api import sweep as sweeps
 
     inputs = {
         "corpus": folder / "corpus.jsonl",
@@ -163,8 +163,8 @@ def sweep(name: str, folder: Path, out: Path) -> dict[str, Any]:
 
 def lab_tables() -> str:
     """The lab's two tables on docs/ with docs/queries.jsonl, as markdown."""
+    from ctxselect.api.evaluate import run_lab
     from ctxselect.eval import to_markdown
-    from ctxselect.experiments import run_lab
 
     report = run_lab(REPO / "docs", REPO / "docs" / "queries.jsonl")
     emit({"kind": "lab", **dataclasses.asdict(report)})

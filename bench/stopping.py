@@ -9,8 +9,9 @@ read-only, never rebuilt; its fusion is whatever the index stores, plain RRF if 
   budgets (250 ... 6000) that trace the fill curve of recall@Bt against mean tokens used;
 - ``--stop auto`` at the caps, with P(relevant) fitted out of sample (5 folds by query,
   seed 0: each query's chunks are scored by a model fitted on the other folds), the
-  threshold t from the cost model (T = 10, c = 0.1; a chunk stays while P >= t x (1 + the
-  relevant chunks expected above it)), exactly as ``ctxselect eval --stop auto``.
+  threshold t from the cost model (T = 10, c = 0.1; a chunk of n tokens stays while
+  P >= t x (n / mean chunk size) x (1 + the relevant chunks expected above it)), exactly
+  as ``ctxselect eval --stop auto``.
 - a label check of t: each query's net value under the cost model (the k-th relevant chunk
   kept is worth V / k tokens, each token sent costs 1 + (T - 1) x c) at thresholds from
   0.02 to 1, with the same out-of-sample P: the t labels would choose, against the formula's.
@@ -41,14 +42,14 @@ import numpy as np
 from _common import REPO, datasets_root, replace_section
 from ctxselect import eval as _eval
 from ctxselect.api import index_paths, open_index
-from ctxselect.budget import calibration as _calibration
-from ctxselect.selections import (
+from ctxselect.api.selections import (
     CALIBRATION_DEPTH,
     MemoCounter,
     measure_budgets,
     plan_stop,
     selection_depth,
 )
+from ctxselect.budget import calibration as _calibration
 
 DATASETS = ("scifact", "nfcorpus", "cranfield")
 CAPS = (1000, 2000, 4000, 8000)
@@ -116,11 +117,12 @@ GRID = tuple(float(t) for t in np.round(np.geomspace(0.02, 1.0, 40), 4))
 """Thresholds t the label check tries."""
 
 
-def kept_by(ps: list[float], t: float) -> int:
-    """How many ranked chunks ``stop auto`` keeps at threshold ``t`` (P >= t x (1 + E))."""
+def kept_by(ps: list[float], tokens: list[int], t: float, mean: float) -> int:
+    """How many ranked chunks ``stop auto`` keeps at threshold ``t``
+    (P >= t x (n / mean) x (1 + E), as ``budget.stop``)."""
     above = 0.0
     for i, p in enumerate(ps):
-        if p < t * (1 + above):
+        if p < t * (tokens[i] / mean) * (1 + above):
             return i
         above += p
     return len(ps)
@@ -147,7 +149,8 @@ def threshold_check(hits: dict[str, Any], labels: Any, plan: Any) -> dict[str, f
         ps = model.predict([h.score for h in ranked])
         rel = [int(labels.grade(qid, h.doc_id, h.start, h.end) >= 1) for h in ranked]
         toks = [h.n_tokens for h in ranked]
-        rows.append([utility(rel, toks, kept_by(ps, t), value, bill) for t in GRID])
+        n_bar = plan.chunk_tokens
+        rows.append([utility(rel, toks, kept_by(ps, toks, t, n_bar), value, bill) for t in GRID])
     table = np.array(rows)
     mean, se = table.mean(axis=0), table.std(axis=0) / np.sqrt(len(table))
     best = int(mean.argmax())
@@ -234,7 +237,8 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], command: str, setups:
         "cap B, with `--stop none` (fill the budget) and `--stop auto`, P(relevant) "
         "calibrated out of sample (5 folds by query, seed 0; each query scored by a model "
         "fitted on the other folds; threshold t from the cost model, T = 10, c = 0.1: a chunk "
-        "stays while P >= t x (1 + the relevant chunks expected above it)), as "
+        "of n tokens stays while P >= t x (n / mean chunk size) x (1 + the relevant chunks "
+        "expected above it)), as "
         "`ctxselect eval --budgets ... --stop auto` measures it. *fill @ stop tokens* is the "
         "fill curve (budgets 100 to 8,000) interpolated at the stop rule's mean tokens; "
         "*gain* = stop recall minus it. Test queries, skip packer, markdown framing, "
@@ -253,8 +257,10 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], command: str, setups:
     built = (
         "bm25 indexes are built by the script (default chunking) in a scratch folder; the "
         "hybrid ones, when measured, are `--hybrid-root` indexes made with `ctxselect index "
-        "D/corpus.jsonl --embedder minilm --chunker tokens --size 100000` (one chunk per "
-        "document), fusion as stored."
+        "D/corpus.jsonl --embedder minilm` (default chunking) and tuned with `ctxselect tune "
+        "--queries D/queries.jsonl --qrels D/qrels/test.tsv` (the fusion is chosen on the same "
+        "test queries, by cross-validation and the one-SE rule; P(relevant) is fitted here "
+        "out of sample)."
     )
     lines += ["", "Indexes:", "", built, "", *setups, "", "Targets of issue 10:", "", *notes]
     lines += ["", f"Command: `{command}`"]

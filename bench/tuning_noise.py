@@ -96,11 +96,11 @@ RULES: dict[str, Callable[[np.ndarray, int], tuple[int, int]] | None] = {
 
 
 def _run(hybrid: Any, queries: dict[str, str], qrels: Any, rule: str) -> dict[str, Any]:
-    from ctxselect import tuning
+    from ctxselect.api import tune
 
     choose = RULES[rule]
-    with mock.patch.object(tuning, "_choose", choose) if choose else contextlib.nullcontext():
-        report = tuning.tune_fusion(hybrid, queries, qrels, folds=FOLDS, seed=SEED)
+    with mock.patch.object(tune, "_choose", choose) if choose else contextlib.nullcontext():
+        report = tune.tune_fusion(hybrid, queries, qrels, folds=FOLDS, seed=SEED)
     b = report.baselines
     single = max(b["keyword"], b["dense"])
     return {
@@ -121,7 +121,8 @@ def _run(hybrid: Any, queries: dict[str, str], qrels: Any, rule: str) -> dict[st
 
 def measure(name: str, folder: Path, subsets: int, size: int, seed: int) -> list[dict[str, Any]]:
     """Every run of one collection: all labeled queries, then the random subsets."""
-    from ctxselect import open_index, tuning
+    from ctxselect import open_index
+    from ctxselect.api import tune
     from ctxselect.eval import load_qrels, read_queries
 
     data = datasets_root() / name
@@ -138,10 +139,10 @@ def measure(name: str, folder: Path, subsets: int, size: int, seed: int) -> list
         texts = read_queries(data / "queries.jsonl")
         queries = {q: texts[q] for q in sorted(labeled) if q in texts}
         hybrid = PooledHybrid(idx.retriever("hybrid"))
-        grid = tuning.default_grid()
+        grid = tune.default_grid()
         found = hybrid.pools(queries, max(spec.depth for spec in grid))
         scores = {
-            f: PerQuery(getattr(tuning, f), found, labeled)
+            f: PerQuery(getattr(tune, f), found, labeled)
             for f in ("_grid_scores", "_single_scores")
         }
         samples = [("all", list(queries))]
@@ -150,7 +151,7 @@ def measure(name: str, folder: Path, subsets: int, size: int, seed: int) -> list
         rows = []
         with contextlib.ExitStack() as stack:
             for f, cached in scores.items():
-                stack.enter_context(mock.patch.object(tuning, f, cached))
+                stack.enter_context(mock.patch.object(tune, f, cached))
             for sample, qids in samples:
                 part = {q: queries[q] for q in qids}
                 for rule in RULES:

@@ -1,32 +1,52 @@
-"""The layout is the pipeline: stages do not import each other, and imports stay light."""
+"""The layout is the pipeline: stages do not import each other, and imports stay light.
+
+The package root holds values only; ``api/`` composes the stages and ``agent/`` serves
+sessions and examples on top of it; interfaces import those two and the values. The read
+path (``open_index``, ``Index.search``, ``Index.select``, the MCP server) never loads the
+write path.
+"""
 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxselect"
-STAGES = {"ingest", "chunk", "tokens", "index", "retrieve", "rerank", "budget", "eval"}
+STAGES = {"ingest", "chunk", "tokens", "embed", "index", "retrieve", "rerank", "budget", "eval"}
 # Chunk sizes are measured in a named tokenizer, so chunkers may use token counters;
-# the writer stores into a store. Every other composition happens in api.py.
+# the writer stores into a store. Every other composition happens in api/.
 ALLOWED = {("chunk", "tokens"), ("index", "stores")}
 READ_PATH = {"retrieve", "budget"}
-# The facade: the only modules that compose stages (the CLI and MCP server call these).
-FACADE = {
-    "api",
-    "modes",
-    "examples",
-    "experiments",
-    "indexing",
-    "sessions",
-    "selections",
-    "sweeps",
-    "tuning",
-    "watching",
+# The composition layer (api/) and the agent layer (agent/): the only packages that
+# compose stages. The CLI and the MCP server call these.
+FACADE = {"api", "agent"}
+# The package root: values and the registry, nothing that composes.
+ROOT_MODULES = {
+    "__init__.py",
+    "__main__.py",
+    "_require.py",
+    "config.py",
+    "errors.py",
+    "manifest.py",
+    "registry.py",
+    "types.py",
 }
+ROOT_PACKAGES = STAGES | FACADE | {"stores", "interfaces"}
+VALUES = {"types", "errors", "config", "manifest", "registry", "_require"}
 WRITE_PATH = {"ingest", "chunk", "index"}
+# What a search must not load: the write-path stages and the write side of api/.
+WRITE_MODULES = (
+    "ctxselect.ingest",
+    "ctxselect.chunk",
+    "ctxselect.index",
+    "ctxselect.api.write",
+    "ctxselect.api.sync",
+    "ctxselect.api.modes",
+    "ctxselect.api.watch",
+)
 
 
 def _imports(path: Path) -> set[str]:
@@ -37,6 +57,8 @@ def _imports(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+            if node.module == "ctxselect":  # `from ctxselect import api` imports ctxselect.api
+                names.update(f"ctxselect.{alias.name}" for alias in node.names)
     return {n for n in names if n.startswith("ctxselect.")}
 
 
@@ -67,8 +89,15 @@ def test_read_path_does_not_import_write_path() -> None:
     assert offenders == []
 
 
+def test_the_root_holds_only_values_and_packages() -> None:
+    modules = {path.name for path in SRC.glob("*.py")}
+    packages = {path.parent.name for path in SRC.glob("*/__init__.py")}
+    assert modules == ROOT_MODULES
+    assert packages == ROOT_PACKAGES
+
+
 def test_interfaces_use_only_the_api_and_values() -> None:
-    allowed = FACADE | {"types", "errors", "config", "manifest", "interfaces", "_require"}
+    allowed = FACADE | VALUES | {"interfaces"}
     offenders = [
         f"{path.relative_to(SRC)} imports {module}"
         for path in (SRC / "interfaces").rglob("*.py")
@@ -84,12 +113,68 @@ def test_the_manifest_is_a_value_both_paths_read() -> None:
     assert _imports(SRC / "manifest.py") <= {"ctxselect.config", "ctxselect.errors"}
 
 
+READ_PATH_SCRIPT = """
+import json, sys
+import anyio
+from mcp import Client
+from ctxselect.api import open_index
+from ctxselect.interfaces.mcp_server import build_server
+
+folder = sys.argv[1]
+with open_index(folder) as index:
+    hits = index.search("cache eviction", k=3)
+    selection = index.select("cache eviction", 200)
+
+
+async def search_tool():
+    async with Client(build_server(open_index(folder))) as client:
+        return await client.call_tool("search", {"query": "cache eviction", "k": 3})
+
+
+result = anyio.run(search_tool)
+print(json.dumps({
+    "hits": [h.doc_id for h in hits],
+    "selected": [c.doc_id for c in selection.chunks],
+    "tool_error": result.is_error,
+    "tool_hits": [h["doc_id"] for h in result.structured_content["hits"]],
+    "modules": sorted(sys.modules),
+}))
+"""
+
+
+def test_the_read_path_does_not_load_the_write_path(tmp_path: Path) -> None:
+    from ctxselect.api import index_paths
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "cache.md").write_text("# Cache\n\nThe cache evicts old entries first.\n")
+    (corpus / "retry.md").write_text("# Retries\n\nFailed requests back off and retry.\n")
+    index_paths([corpus], tmp_path / "ix")
+    out = subprocess.run(
+        [sys.executable, "-c", READ_PATH_SCRIPT, str(tmp_path / "ix")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    run = json.loads(out)
+    # the read path really ran: search, select and the MCP search tool found the document
+    assert run["hits"][0] == run["selected"][0] == run["tool_hits"][0] == "cache.md"
+    assert run["tool_error"] is False
+    assert "ctxselect.interfaces.mcp_server" in run["modules"]
+    loaded = [
+        name
+        for name in run["modules"]
+        if any(name == m or name.startswith(m + ".") for m in WRITE_MODULES)
+    ]
+    assert loaded == []
+
+
 def test_import_ctxselect_stays_light() -> None:
     code = "import ctxselect, sys, json; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    loaded = set(__import__("json").loads(out))
+    loaded = set(json.loads(out))
     heavy = {
         "torch",
         "matplotlib",

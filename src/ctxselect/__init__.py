@@ -4,7 +4,7 @@ Chunk a corpus, rank its chunks (TF-IDF, BM25), and select the best ones that fi
 token budget, measured on labeled queries.
 """
 
-from ctxselect.api import Index, build_index, chunk_file, index_paths, open_index, retriever_for
+from ctxselect._require import lazy
 from ctxselect.config import BM25Params, BudgetSpec, ChunkSpec
 from ctxselect.errors import (
     ConfigError,
@@ -18,13 +18,6 @@ from ctxselect.errors import (
     MissingExtraError,
     NotFoundError,
 )
-from ctxselect.indexing import (
-    add_documents,
-    add_paths,
-    compact_index,
-    remove_documents,
-    verify_index,
-)
 from ctxselect.types import (
     Chunk,
     ChunkTable,
@@ -37,7 +30,26 @@ from ctxselect.types import (
     Selection,
     VerifyReport,
 )
-from ctxselect.watching import watch_paths
+
+# The verbs load on first use: `import ctxselect` stays light, and a read never pays for
+# the write path.
+__getattr__ = lazy(
+    __name__,
+    {
+        "Index": "ctxselect.api.read",
+        "open_index": "ctxselect.api.read",
+        "retriever_for": "ctxselect.api.read",
+        "add_documents": "ctxselect.api.write",
+        "add_paths": "ctxselect.api.write",
+        "build_index": "ctxselect.api.write",
+        "chunk_file": "ctxselect.api.write",
+        "compact_index": "ctxselect.api.write",
+        "index_paths": "ctxselect.api.write",
+        "remove_documents": "ctxselect.api.write",
+        "verify_index": "ctxselect.api.write",
+        "watch_paths": "ctxselect.api.watch",
+    },
+)
 
 __all__ = [
     "BM25Params",

@@ -1,9 +1,13 @@
-"""Import optional dependencies on first use, with an install hint when missing."""
+"""Import on first use: optional dependencies (with an install hint when missing), and
+the names a package offers from modules it should not load up front."""
 
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
 from ctxselect.errors import MissingExtraError
 
@@ -17,3 +21,21 @@ def require(module: str, *, extra: str, feature: str) -> ModuleType:
             f"{feature} needs the Python package {module.split('.')[0]!r}, which is not "
             f"installed: run pip install 'ctxselect[{extra}]'"
         ) from exc
+
+
+def lazy(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """Return a module ``__getattr__`` (PEP 562) that imports each name on first use.
+
+    ``names`` maps an attribute of ``package`` to the module that defines it, so
+    ``import ctxselect.api`` for a search does not load the write path it also offers.
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)  # later lookups skip this function
+        return value
+
+    return __getattr__

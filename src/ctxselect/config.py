@@ -220,7 +220,7 @@ def resolve_index_dir(index: str | os.PathLike[str] | None) -> str:
     return env_or(INDEX_ENV, DEFAULT_INDEX_DIR) or DEFAULT_INDEX_DIR
 
 
-# Dense and hybrid retrieval (embed/, retrieve/dense.py, retrieve/hybrid.py, tuning.py).
+# Dense and hybrid retrieval (embed/, retrieve/dense.py, retrieve/hybrid.py, api/tune.py).
 
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_EMBED_BATCH = 32

@@ -281,7 +281,7 @@ class IndexInfo:
     avgdl_drift: float = 0.0
 
 
-# Values of session-aware selection (sessions.py), the MCP server's tool results.
+# Values of session-aware selection (agent/), the MCP server's tool results.
 
 
 class Metered(Protocol):

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 import ctxselect as cs
+from _support.five_notes import NOTES, QUERY
 from ctxselect.interfaces.cli import commands, experiments  # noqa: F401
 from ctxselect.interfaces.cli.main import cli, main  # noqa: F401
-from five_notes import NOTES, QUERY
 
 IDF = {"reset": math.log(5 / 2), "synchronizer": math.log(5 / 2), "metastability": math.log(5)}
 

@@ -121,13 +121,13 @@ def test_chunk_file_without_indexing(corpus):
     assert any("Guide > Install > Linux" in c.header for c in chunks)
 
 
-def test_the_write_path_lives_in_indexing_and_is_re_exported():
+def test_the_write_path_lives_in_api_write_and_is_re_exported():
     import ctxselect.api
-    import ctxselect.indexing
+    import ctxselect.api.write
 
-    assert cs.index_paths is ctxselect.api.index_paths is ctxselect.indexing.index_paths
+    assert cs.index_paths is ctxselect.api.index_paths is ctxselect.api.write.index_paths
     for name in ("add_paths", "add_documents", "remove_documents", "compact_index"):
-        assert getattr(cs, name) is getattr(ctxselect.indexing, name)
+        assert getattr(cs, name) is getattr(ctxselect.api.write, name)
 
 
 def test_the_table_and_info_follow_updates_before_compaction(corpus, tmp_path):

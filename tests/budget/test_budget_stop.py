@@ -71,9 +71,8 @@ def test_auto_values_each_further_relevant_chunk_less():
 
 
 def test_auto_prices_each_chunk_by_its_own_tokens():
-    hits = [
-        dataclasses.replace(h, n_tokens=n) for h, n in zip(_hits([9, 8], [0.5, 0.2]), (100, 400))
-    ]
+    sized = zip(_hits([9, 8], [0.5, 0.2]), (100, 400), strict=True)
+    hits = [dataclasses.replace(h, n_tokens=n) for h, n in sized]
     # t = 0.1 is the P a chunk of the mean size (200 tokens) needs
     cut = cut_hits(hits, "auto", 0.1, mean_tokens=200)
     # the first needs 0.1 x 100/200 = 0.05; the second 0.1 x 400/200 x (1 + 0.5) = 0.3 > 0.2

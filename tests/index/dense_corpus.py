@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 import ctxselect as cs
+from _support.word_salad import SPEC, WORDS
 from ctxselect.embed import HashEmbedder
-from word_salad import SPEC, WORDS
 
 QUERIES = ("apple banana", "cherry", "kiwi lemon mango", "grape grape fig", "date elder honey")
 

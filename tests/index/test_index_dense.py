@@ -18,7 +18,7 @@ from dense_corpus import (
 )
 
 import ctxselect as cs
-from ctxselect import modes
+from ctxselect.api import modes
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, FuseSpec
 from ctxselect.embed import text_key
 from ctxselect.index.writer import indexed_text

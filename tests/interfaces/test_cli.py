@@ -127,12 +127,12 @@ def test_debug_shows_the_traceback(tmp_path):
 
 
 def test_budget_below_the_minimum_is_refused_as_mcp_refuses_it(index):
-    from ctxselect import api, sessions
+    from ctxselect import agent, api
     from ctxselect.errors import ConfigError
 
     result = CliRunner().invoke(cli, ["select", "token budget", "--budget", "2", "--index", index])
     with pytest.raises(ConfigError) as facade:
-        sessions.check_budget(2, None)  # what MCP select_context raises for budget=2
+        agent.check_budget(2, None)  # what MCP select_context raises for budget=2
     assert result.exit_code == 2 and str(facade.value) in result.stderr
     assert "budget 2 is below the minimum of 100 tokens" in result.stderr
     with api.open_index(index) as idx:  # the API still packs tiny budgets: empty, not a crash
@@ -141,10 +141,10 @@ def test_budget_below_the_minimum_is_refused_as_mcp_refuses_it(index):
 
 
 def test_select_budget_defaults_to_the_mcp_default(index):
-    from ctxselect import sessions
+    from ctxselect import agent
 
     selection = json.loads(run("select", "token budget", "--index", index, "--json").output)
-    assert selection["budget"] == sessions.DEFAULT_BUDGET == 2000
+    assert selection["budget"] == agent.DEFAULT_BUDGET == 2000
 
 
 def test_xml_context_keeps_code_as_written(tmp_path):

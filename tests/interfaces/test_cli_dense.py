@@ -8,10 +8,10 @@ import pytest
 from cli_helpers import fails, run
 from click.testing import CliRunner
 
+from _support.sessions_corpus import ALPHA, OLDEST, WEATHER, write_guide
 from ctxselect import api
 from ctxselect.interfaces.cli import commands, experiments, tune  # noqa: F401  (register)
 from ctxselect.interfaces.cli.main import cli
-from test_sessions_helpers import ALPHA, OLDEST, WEATHER, write_guide
 
 
 @pytest.fixture

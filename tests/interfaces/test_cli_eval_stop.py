@@ -7,8 +7,8 @@ import json
 import pytest
 from cli_helpers import fails, run
 
+from _support.stopping_corpus import make_labeled
 from ctxselect.interfaces.cli import commands, experiments  # noqa: F401  (register commands)
-from stopping_corpus import make_labeled
 
 
 @pytest.fixture(scope="module")

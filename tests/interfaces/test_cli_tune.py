@@ -7,10 +7,10 @@ import json
 import pytest
 from cli_helpers import fails, run
 
+from _support.sessions_corpus import write_corpus
 from ctxselect import api
 from ctxselect.config import FuseSpec
 from ctxselect.interfaces.cli import commands, tune  # noqa: F401  (register commands)
-from test_sessions_helpers import write_corpus
 
 QUERIES = {
     "q1": ("install the agent on linux with apt", "install.md"),

@@ -8,9 +8,9 @@ import sys
 
 from click.testing import CliRunner
 
+from _support.sessions_corpus import build
 from ctxselect.interfaces.cli import agent  # noqa: F401  (registers the commands)
 from ctxselect.interfaces.cli.main import cli
-from test_sessions_helpers import build
 
 
 def _mcp(*args: str, env: dict[str, str] | None = None):

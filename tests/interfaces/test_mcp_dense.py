@@ -6,11 +6,11 @@ import pytest
 from test_mcp_server import call
 from test_mcp_server import run as run_server
 
+from _support.sessions_corpus import WEATHER, write_guide
 from ctxselect import api
 from ctxselect.config import ChunkSpec
 from ctxselect.interfaces.mcp_server import build_server
 from ctxselect.tokens import get_counter
-from test_sessions_helpers import WEATHER, write_guide
 
 COUNT = get_counter("cl100k").count
 SECTION = ["guide.md#1", "guide.md#2", "guide.md#3"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from ctxselect import sessions
+from ctxselect import agent
 from ctxselect.interfaces.mcp_server import output_model, to_text
 from ctxselect.types import (
     ContextPiece,
@@ -45,7 +45,7 @@ def _search() -> tuple[SearchResult, dict[str, object]]:
 
 def test_search_result_json_is_pinned() -> None:
     result, wire = _search()
-    assert sessions.limits.to_json(result) == json.dumps(wire, indent=2, ensure_ascii=False)
+    assert agent.limits.to_json(result) == json.dumps(wire, indent=2, ensure_ascii=False)
     assert to_text(result) == json.dumps(wire, indent=2, ensure_ascii=False)
     model = output_model(SearchResult)
     assert list(model.model_json_schema()["properties"]) == list(wire)
@@ -84,5 +84,5 @@ def test_context_result_fields_and_wire_are_pinned() -> None:
         "call": 3, "result_tokens": 300, "session_tokens": 900, "stop": "budget full",
     }  # fmt: skip
     compact = json.dumps(meta, separators=(",", ":"))
-    assert sessions.context_wire(result) == sessions.context_text(result) + compact
-    assert to_text(result) == sessions.context_wire(result)
+    assert agent.context_wire(result) == agent.context_text(result) + compact
+    assert to_text(result) == agent.context_wire(result)

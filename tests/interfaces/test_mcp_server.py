@@ -11,14 +11,15 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from ctxselect import api, sessions
+from _support.sessions_corpus import FIRST, SECOND, build
+from ctxselect import agent as sessions
+from ctxselect import api
+from ctxselect.agent.examples import ExampleLibrary
 from ctxselect.errors import ConfigError
-from ctxselect.examples import ExampleLibrary
 from ctxselect.interfaces.cli import agent, commands  # noqa: F401  (registers the commands)
 from ctxselect.interfaces.cli.main import cli
 from ctxselect.interfaces.mcp_server import build_server, session_key
 from ctxselect.tokens import get_counter
-from test_sessions_helpers import FIRST, SECOND, build
 
 READ_TOOLS = {"select_context", "search", "get_chunk", "get_document", "explain", "index_info"}
 COUNT = get_counter("cl100k").count

@@ -9,8 +9,8 @@ import sys
 import anyio
 from mcp import Client, StdioServerParameters, stdio_client
 
+from _support.sessions_corpus import DEMO_FIRST, FIRST, SECOND, build, build_demo
 from ctxselect.tokens import get_counter
-from test_sessions_helpers import DEMO_FIRST, FIRST, SECOND, build, build_demo
 
 COUNT = get_counter("cl100k").count
 

@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from ctxselect import api, experiments
+from ctxselect import api
+from ctxselect.api import evaluate
 from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.interfaces.cli import commands  # noqa: F401 (registers the commands)
 from ctxselect.interfaces.cli import experiments as cli_experiments  # noqa: F401
@@ -259,10 +260,10 @@ def test_eval_scores_the_toy_ranking_in_python_and_on_the_cli(toy, corpus, tmp_p
     }
     queries, qrels = labels(tmp_path, tops)
     index = str(tmp_path / "eval-ix")
-    result = experiments.evaluate_corpus(
+    result = evaluate.evaluate_corpus(
         corpus, queries, qrels, mode="toy", index=index, metrics=("ndcg@10",)
     )
-    keyword = experiments.evaluate_corpus(
+    keyword = evaluate.evaluate_corpus(
         corpus, queries, qrels, mode="bm25", index=index, metrics=("ndcg@10",)
     )
     with api.open_index(index) as idx:

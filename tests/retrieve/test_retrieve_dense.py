@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _support.five_notes import QUERY, five_notes_table
 from ctxselect.embed import HashEmbedder
 from ctxselect.errors import ConfigError, IndexMismatchError, NotFoundError
 from ctxselect.retrieve import MODES, DenseRetriever, Retriever
 from ctxselect.types import Chunk, ChunkTable
-from five_notes import QUERY, five_notes_table
 
 
 class Table:

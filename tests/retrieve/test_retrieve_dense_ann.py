@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _support.dense_helpers import labeled, real_dense
 from ctxselect.retrieve import DenseRetriever
 from ctxselect.retrieve._ann import HnswIndex
-from dense_helpers import labeled, real_dense
 
 
 @pytest.mark.data

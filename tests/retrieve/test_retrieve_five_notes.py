@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from _support.five_notes import NOTES, QUERY, five_notes_table
 from ctxselect.retrieve.modes import build_mode
-from five_notes import NOTES, QUERY, five_notes_table
 
 
 @pytest.fixture(scope="module")

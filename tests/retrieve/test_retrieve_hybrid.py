@@ -6,12 +6,12 @@ from itertools import pairwise
 
 import pytest
 
+from _support.five_notes import QUERY, five_notes_table
 from ctxselect.config import FuseSpec
 from ctxselect.embed import HashEmbedder
 from ctxselect.errors import ConfigError
 from ctxselect.retrieve import MODES, BM25Retriever, HybridRetriever, Retriever
 from ctxselect.retrieve.fuse import fuse
-from five_notes import QUERY, five_notes_table
 
 
 def _hybrid(spec: FuseSpec | None = None) -> HybridRetriever:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from _support.dense_helpers import cached_minilm, minilm
 from ctxselect import ChunkSpec, index_paths, open_index
-from ctxselect.tuning import tune_index
-from dense_helpers import cached_minilm, minilm
+from ctxselect.api.tune import tune_index
 
 FLOORS = {"scifact": 0.725, "nfcorpus": 0.355}
 LABELED = {"scifact": 300, "nfcorpus": 323}

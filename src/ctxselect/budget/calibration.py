@@ -21,7 +21,7 @@ Every feature depends on the chunk, the ones ranked above it and the top
 for as long as at least that many are ranked (``Index.search`` ranks that many when the
 mode is calibrated). Features are standardised with the training means and deviations,
 stored with the coefficients. One model per retrieval mode; tuning
-(:func:`ctxselect.tuning.calibrate_index`) fits it and stores it in the index manifest.
+(:func:`ctxselect.api.tune.calibrate_index`) fits it and stores it in the index manifest.
 
 Stopping threshold (cost model of :mod:`ctxselect.eval.cost`): a chunk of n tokens stays
 in the context for T turns and is billed n × (1 + (T − 1) × c). Its value has diminishing
@@ -29,8 +29,9 @@ returns: the first relevant chunk of a query is worth V tokens, the k-th V / k (
 harmonic discount of DCG; the first relevant chunk answers most of a question, each
 further one adds less). With E relevant chunks expected above it (the sum of their P), a
 chunk's expected value is P × V / (1 + E), and keeping it is worth it when that is at
-least its cost: P ≥ t × (1 + E), with ``t = min(1, n × (1 + (T − 1) × c) / V)`` and n the
-index's mean chunk size (:func:`cost_threshold`; ``budget.stop`` applies it).
+least its cost: P ≥ t × (n / n̄) × (1 + E), with ``t = min(1, n̄ × (1 + (T − 1) × c) / V)``
+the P a chunk of the index's mean size n̄ needs (:func:`cost_threshold`, stored) and n the
+chunk's own size (``budget.stop`` applies it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An update analyzes only the chunks it adds (a delta segment of raw postings) and
 chunks it deletes (their terms, so document frequencies stay exact); nothing in it
 grows with the corpus. A full build analyzes every chunk into a new base segment.
 Retrieval modes are passed in as :class:`ModeOps` so this package never imports
-``retrieve/`` (the facade, ``ctxselect.indexing``, builds them).
+``retrieve/`` (the facade, ``ctxselect.api.write``, builds them).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The only module that imports the MCP SDK (the ``ctxselect[mcp]`` extra).
 :func:`build_server` returns an ``MCPServer`` (a :class:`StrictServer`, which refuses
 unknown tools and arguments) whose tools are thin adapters over
-:class:`ctxselect.sessions.Sessions` and :class:`ctxselect.examples.ExampleLibrary`: each
+:class:`ctxselect.agent.Sessions` and :class:`ctxselect.agent.examples.ExampleLibrary`: each
 result is the facade's own value as structured output (``select_context``: the rendered
 context as text plus small structured metadata), and each expected failure is a
 ``ToolError`` with the facade's message: the CLI's where both front ends meet the same
@@ -33,9 +33,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ctxselect import api, examples, sessions
+from ctxselect import agent, api
+from ctxselect.agent import examples
+from ctxselect.agent.examples import ExampleLibrary, ExampleSelection
 from ctxselect.errors import CtxselectError
-from ctxselect.examples import ExampleLibrary, ExampleSelection
 from ctxselect.types import (
     ContextResult,
     Explanation,
@@ -73,11 +74,11 @@ class StrictServer(MCPServer):
         """Refuse an unknown tool or argument, then call the tool as the SDK does."""
         valid = self.arguments.get(name)
         if valid is None:
-            raise ToolError(sessions.unknown_tool(name, list(self.arguments), WRITE_TOOLS))
+            raise ToolError(agent.unknown_tool(name, list(self.arguments), WRITE_TOOLS))
         unknown = [key for key in arguments if key not in valid]
         if unknown:
             raise ToolError(
-                f"Error executing tool {name}: {sessions.unknown_arguments(name, unknown, valid)}"
+                f"Error executing tool {name}: {agent.unknown_arguments(name, unknown, valid)}"
             )
         return await super().call_tool(name, arguments, context)
 
@@ -86,19 +87,19 @@ def to_text(value: object) -> str:
     """The text a result reaches the client as (result sizes count this).
 
     A ``select_context`` result is its text block plus its compact metadata
-    (:func:`ctxselect.sessions.context_wire`); any other result is the text block the SDK
+    (:func:`ctxselect.agent.context_wire`); any other result is the text block the SDK
     sends for a structured result: indented JSON.
     """
     if isinstance(value, ContextResult):
-        return sessions.context_wire(value)
+        return agent.context_wire(value)
     return pydantic_core.to_json(value, fallback=str, indent=2).decode()
 
 
 def context_content(result: ContextResult) -> CallToolResult:
     """A ``select_context`` result as sent: the rendered context once, small metadata."""
     return CallToolResult(
-        content=[TextContent(type="text", text=sessions.context_text(result))],
-        structured_content=sessions.structured(result),
+        content=[TextContent(type="text", text=agent.context_text(result))],
+        structured_content=agent.structured(result),
     )
 
 
@@ -182,7 +183,7 @@ def build_server(
     *,
     library: ExampleLibrary | None = None,
     allow_write: bool = False,
-    max_result_tokens: int = sessions.DEFAULT_MAX_RESULT_TOKENS,
+    max_result_tokens: int = agent.DEFAULT_MAX_RESULT_TOKENS,
 ) -> StrictServer:
     """Build the MCP server over an opened index.
 
@@ -192,7 +193,7 @@ def build_server(
         allow_write: Add ``add_documents`` and ``reindex``; without it all tools read.
         max_result_tokens: No tool result exceeds this many tokens (index tokenizer).
     """
-    service = sessions.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
+    service = agent.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
     server = StrictServer(
         "ctxselect",
         instructions=_instructions(service, library, allow_write),
@@ -207,7 +208,7 @@ def build_server(
     return server
 
 
-def _instructions(service: sessions.Sessions, library: object, allow_write: bool) -> str:
+def _instructions(service: agent.Sessions, library: object, allow_write: bool) -> str:
     info = service.info()
     tokenizer = service.index.chunk_spec.tokenizer
     lines = [
@@ -228,28 +229,28 @@ def _instructions(service: sessions.Sessions, library: object, allow_write: bool
     return "\n".join(lines)
 
 
-def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
+def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
     cap = service.max_result_tokens
     modes = ", ".join(api.names("mode"))
-    query_t = Annotated[str, _text("A question or keywords.", sessions.MAX_QUERY_CHARS)]
+    query_t = Annotated[str, _text("A question or keywords.", agent.MAX_QUERY_CHARS)]
     mode_t = Annotated[
         str | None, Field(description=f"Retrieval mode: {modes}; default: the index's.")
     ]
-    chunk_t = Annotated[str, _text("A chunk id (DOC_ID#N) from a result.", sessions.MAX_ID_CHARS)]
+    chunk_t = Annotated[str, _text("A chunk id (DOC_ID#N) from a result.", agent.MAX_ID_CHARS)]
 
     def select_context(
         query: query_t,
         ctx: Context,
         budget: Annotated[
-            int, _int("Tokens of context to return, framing included.", sessions.MIN_BUDGET, cap)
-        ] = sessions.DEFAULT_BUDGET,
+            int, _int("Tokens of context to return, framing included.", agent.MIN_BUDGET, cap)
+        ] = agent.DEFAULT_BUDGET,
         mode: mode_t = None,
         detail: Annotated[
             str,
             Field(
                 description="snippets: the selected chunks (adjacent ones merged); full: each "
                 "widened to its enclosing section when that fits; ids: ids, spans and costs only.",
-                json_schema_extra={"enum": list(sessions.DETAILS)},
+                json_schema_extra={"enum": list(agent.DETAILS)},
             ),
         ] = "snippets",
         refresh: Annotated[
@@ -279,7 +280,7 @@ def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
                 "the budget), or a P(relevant) threshold from 0 to 1."
             ),
         ] = api.DEFAULT_STOP,
-    ) -> Annotated[CallToolResult, output_model(sessions.ContextMeta)]:
+    ) -> Annotated[CallToolResult, output_model(agent.ContextMeta)]:
         """Return the best context for a query that fits a token budget.
 
         The text is the context as `ctxselect select` prints it (one fenced block per
@@ -310,8 +311,8 @@ def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
     def search(
         query: query_t,
         ctx: Context,
-        k: Annotated[int, _int("How many chunks to rank.", 1, sessions.MAX_K)] = (
-            sessions.DEFAULT_SEARCH_K
+        k: Annotated[int, _int("How many chunks to rank.", 1, agent.MAX_K)] = (
+            agent.DEFAULT_SEARCH_K
         ),
         mode: mode_t = None,
     ) -> SearchResult:
@@ -351,7 +352,7 @@ def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
         return _call(lambda: service.account(key, service.info()))
 
     get_document.__doc__ = (
-        f"Return text[start:end] of an indexed document: at most {sessions.MAX_SPAN_CHARS:,} "
+        f"Return text[start:end] of an indexed document: at most {agent.MAX_SPAN_CHARS:,} "
         f"characters and within the result cap; next_start says where to continue."
     )
     tools: list[tuple[Callable[..., Any], str]] = [
@@ -367,7 +368,7 @@ def _add_read_tools(server: StrictServer, service: sessions.Sessions) -> None:
 
 
 def _add_examples_tool(
-    server: StrictServer, service: sessions.Sessions, library: ExampleLibrary
+    server: StrictServer, service: agent.Sessions, library: ExampleLibrary
 ) -> None:
     cap = service.max_result_tokens
 
@@ -388,7 +389,7 @@ def _add_examples_tool(
         key = session_key(ctx)
 
         def choose() -> ExampleSelection:
-            sessions.check_budget(budget, cap, examples.MIN_EXAMPLES_BUDGET)
+            agent.check_budget(budget, cap, examples.MIN_EXAMPLES_BUDGET)
             chosen = library.select(input, budget, k)
             return service.account(key, chosen, examples.drop_least_relevant)
 
@@ -397,14 +398,14 @@ def _add_examples_tool(
     _register(server, select_examples, "Select few-shot examples", READ_ONLY)
 
 
-def _add_write_tools(server: StrictServer, service: sessions.Sessions) -> None:
+def _add_write_tools(server: StrictServer, service: agent.Sessions) -> None:
     def add_documents(
         paths: Annotated[
             list[str],
             Field(
                 description="Files or folders relative to the indexed root, like document ids; "
                 "no '..', no absolute paths, no symlinks leading outside.",
-                json_schema_extra={"minItems": 1, "maxItems": sessions.MAX_PATHS},
+                json_schema_extra={"minItems": 1, "maxItems": agent.MAX_PATHS},
             ),
         ],
         ctx: Context,

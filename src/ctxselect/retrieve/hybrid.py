@@ -1,7 +1,7 @@
 """Hybrid retrieval: a keyword ranking and a dense ranking fused by a :class:`FuseSpec`.
 
 Each side ranks ``spec.depth`` chunks; :func:`ctxselect.retrieve.fuse.fuse` merges them.
-The spec is best chosen per corpus on labeled queries (``ctxselect.tuning``): equal-weight
+The spec is best chosen per corpus on labeled queries (``ctxselect.api.tune``): equal-weight
 fusion can lose to the better single retriever.
 """
 

@@ -3,7 +3,7 @@
 A mode is one module (its retriever class) plus one row at the end of this file. The spec
 says how to build the mode in memory (experiments), how to load it from an index
 snapshot's segments, how the write path stores it (``store``: :data:`POSTINGS` or
-:data:`VECTORS`; ``ctxselect.modes`` turns that into write operations, since the read
+:data:`VECTORS`; ``ctxselect.api.modes`` turns that into write operations, since the read
 path never imports the write path), what it does (``summary``), whether it needs an
 embedder and which modes it fuses. Code elsewhere asks the spec (``spec.needs_embedder``,
 ``spec.fuses``) instead of comparing mode names.

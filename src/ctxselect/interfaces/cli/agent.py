@@ -6,8 +6,9 @@ import json
 
 import click
 
-from ctxselect import examples, sessions
+from ctxselect import agent
 from ctxselect._require import require
+from ctxselect.agent import examples
 from ctxselect.config import DEFAULT_TOKENIZER, PORT
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import choices, cli, emit_json, index_option, json_option
@@ -28,10 +29,10 @@ from ctxselect.interfaces.cli.numbers import number
 @click.option(
     "--max-result-tokens",
     type=int,
-    default=sessions.DEFAULT_MAX_RESULT_TOKENS,
+    default=agent.DEFAULT_MAX_RESULT_TOKENS,
     show_default=True,
-    envvar=sessions.MAX_TOKENS_ENV,
-    help=f"No tool result exceeds this many tokens (env {sessions.MAX_TOKENS_ENV}).",
+    envvar=agent.MAX_TOKENS_ENV,
+    help=f"No tool result exceeds this many tokens (env {agent.MAX_TOKENS_ENV}).",
 )
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", type=number(PORT), default=8000, show_default=True, help="Port for --http.")
@@ -54,8 +55,8 @@ def mcp_cmd(
     require("mcp", extra="mcp", feature="`ctxselect mcp`")
     from ctxselect.interfaces import mcp_server  # the one module that imports the MCP SDK
 
-    sessions.check_max_result_tokens(max_result_tokens)
-    opened = sessions.load_index(index)
+    agent.check_max_result_tokens(max_result_tokens)
+    opened = agent.load_index(index)
     library = None
     if examples_path is not None:
         tokenizer = opened.chunk_spec.tokenizer

@@ -7,7 +7,10 @@ from typing import Any
 
 import click
 
-from ctxselect import api, config, indexing, modes, watching
+from ctxselect import api, config
+from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
+from ctxselect.api import modes, write
+from ctxselect.api.watch import watch_paths
 from ctxselect.config import (
     DEFAULT_ANN_THRESHOLD,
     DEFAULT_CHUNK_SIZE,
@@ -39,7 +42,6 @@ from ctxselect.interfaces.cli.store import (
     report_extra,
     wait_option,
 )
-from ctxselect.sessions import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
 from ctxselect.types import IndexReport
 
 DENSE_EXTRA = "pip install 'ctxselect[dense]'"
@@ -62,8 +64,8 @@ def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -
 
 def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
     """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
+    from ctxselect.agent import check_mmr as check
     from ctxselect.errors import ConfigError
-    from ctxselect.sessions import check_mmr as check
 
     try:
         return check(value)
@@ -140,7 +142,7 @@ def chunk_spec(
 @click.option(
     "--max-bytes",
     type=number(config.MAX_BYTES),
-    default=api.DEFAULT_MAX_BYTES,
+    default=write.DEFAULT_MAX_BYTES,
     help="Skip larger files.",
 )
 @click.option(
@@ -220,11 +222,11 @@ def index(
         click.echo(render.index_report(report) + (f"\n{extra}" if extra else ""))
 
     if not watch:
-        report = indexing.index_paths(paths, index, **options)
+        report = write.index_paths(paths, index, **options)
         emit_json(report) if as_json else show(report)
         return
     click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
-    runs = watching.watch_paths(paths, index, interval=interval, on_report=show, **options)
+    runs = watch_paths(paths, index, interval=interval, on_report=show, **options)
     click.echo(f"stopped watching after {runs} index run(s)", err=True)
 
 
@@ -371,7 +373,7 @@ def chunk_cmd(
     as_json: bool,
 ) -> None:
     """Chunk FILE and print its chunks with offsets and token counts (indexes nothing)."""
-    chunks = api.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
+    chunks = write.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
     emit_json(chunks) if as_json else click.echo(render.chunks(chunks))
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ctxselect import config, experiments, sweeps
+from ctxselect import config
+from ctxselect.api import evaluate
+from ctxselect.api import sweep as sweeps
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.commands import (
@@ -77,7 +79,7 @@ def in_memory_embedder_help(what: str) -> str:
     type=number(config.RUN_DEPTH),
     default=None,
     help=f"Documents (chunks with --level chunk) per query in the run that is scored and "
-    f"written (default {experiments.DEFAULT_RUN_DEPTH}, trec_eval's convention, or the "
+    f"written (default {evaluate.DEFAULT_RUN_DEPTH}, trec_eval's convention, or the "
     f"largest k of --metrics if deeper).",
 )
 @click.option(
@@ -131,7 +133,7 @@ def eval_cmd(
     of sample (each query scored by a model fitted on the other folds' queries), never
     on the queries it scores, unless --stored-calibration.
     """
-    result = experiments.evaluate_corpus(
+    result = evaluate.evaluate_corpus(
         corpus,
         queries,
         qrels,
@@ -168,22 +170,22 @@ def eval_cmd(
 @click.option(
     "--budget-chunk-chars",
     type=number(config.CHUNK_SIZE),
-    default=experiments.LAB_BUDGET_CHUNK_CHARS,
+    default=evaluate.LAB_BUDGET_CHUNK_CHARS,
     show_default=True,
     help="Chunk size of the budget table.",
 )
 @click.option(
     "--mode",
-    default=experiments.LAB_MODE,
+    default=evaluate.LAB_MODE,
     show_default=True,
     help=choices("mode") + " (dense and hybrid need --embedder).",
 )
 @click.option(
-    "--packer", default=experiments.LAB_PACKER, show_default=True, help=choices("packer") + "."
+    "--packer", default=evaluate.LAB_PACKER, show_default=True, help=choices("packer") + "."
 )
 @click.option(
     "--tokenizer",
-    default=experiments.LAB_TOKENIZER,
+    default=evaluate.LAB_TOKENIZER,
     show_default=True,
     help=choices("tokenizer") + ".",
 )
@@ -211,11 +213,11 @@ def lab(
     Retrievers are built in memory; with --mode dense or hybrid, each distinct chunk
     and query is embedded once per run.
     """
-    report = experiments.run_lab(
+    report = evaluate.run_lab(
         corpus,
         queries,
-        sizes=sizes or experiments.LAB_SIZES,
-        budgets=budgets or experiments.LAB_BUDGETS,
+        sizes=sizes or evaluate.LAB_SIZES,
+        budgets=budgets or evaluate.LAB_BUDGETS,
         budget_chunk_chars=budget_chunk_chars,
         mode=mode,
         packer=packer,
@@ -407,7 +409,7 @@ def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json
 
     With --knee K, also the surplus over the knee: (B - K) x (1 + (T - 1) x c).
     """
-    result = experiments.session_cost(budget, turns, cache_factor, knee)
+    result = evaluate.session_cost(budget, turns, cache_factor, knee)
     emit_json(result) if as_json else click.echo(render.session_cost(result))
 
 
@@ -421,14 +423,14 @@ def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json
 @click.option(
     "--permutations",
     type=int,
-    default=experiments.DEFAULT_PERMUTATIONS,
+    default=evaluate.DEFAULT_PERMUTATIONS,
     show_default=True,
     help="Random sign assignments per metric.",
 )
 @click.option(
     "--seed",
     type=number(config.SEED),
-    default=experiments.DEFAULT_SEED,
+    default=evaluate.DEFAULT_SEED,
     show_default=True,
     help="Random seed.",
 )
@@ -443,7 +445,7 @@ def compare(
     as_json: bool,
 ) -> None:
     """Compare TREC runs RUN_A and RUN_B: paired differences, randomization test, wins."""
-    result = experiments.compare_run_files(
+    result = evaluate.compare_run_files(
         run_a,
         run_b,
         qrels,

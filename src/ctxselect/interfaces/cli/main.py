@@ -70,7 +70,7 @@ def index_option(func: F) -> F:
 
 def choices(kind: str) -> str:
     """Comma-separated valid names of a registry, for help texts."""
-    from ctxselect.api import names
+    from ctxselect.api.read import names
 
     return ", ".join(names(kind))
 
@@ -87,7 +87,7 @@ def mode_option(func: F) -> F:
 
 def check_budget(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
     """Refuse a budget below the minimum as a usage error, with the MCP server's message."""
-    from ctxselect.sessions import check_budget as check  # the one bound both front ends use
+    from ctxselect.agent import check_budget as check  # the one bound both front ends use
 
     try:
         return check(value, None)

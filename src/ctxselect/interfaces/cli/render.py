@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxselect.agent.examples import ExampleSelection
+from ctxselect.api.evaluate import Comparison, EvalResult, LabReport, SessionCost
+from ctxselect.api.modes import fusion_modes
+from ctxselect.api.sweep import SweepReport
+from ctxselect.api.tune import TuningReport
 from ctxselect.config import FuseSpec
-from ctxselect.examples import ExampleSelection
-from ctxselect.experiments import Comparison, EvalResult, LabReport, SessionCost
-from ctxselect.modes import fusion_modes
-from ctxselect.sweeps import SweepReport
-from ctxselect.tuning import TuningReport
 from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
 
 

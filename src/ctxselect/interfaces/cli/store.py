@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ctxselect import indexing
+from ctxselect.api import write
 from ctxselect.config import MAX_BYTES, WAIT
 from ctxselect.interfaces.cli.main import (
     F,
@@ -68,7 +68,7 @@ def _summary(report: IndexReport) -> str:
 @click.option(
     "--max-bytes",
     type=number(MAX_BYTES),
-    default=indexing.DEFAULT_MAX_BYTES,
+    default=write.DEFAULT_MAX_BYTES,
     help="Skip larger files.",
 )
 @follow_symlinks_option
@@ -83,7 +83,7 @@ def add(
     as_json: bool,
 ) -> None:
     """Add or update the files PATHS in an index, leaving every other document alone."""
-    report = indexing.add_paths(
+    report = write.add_paths(
         paths,
         index,
         max_bytes=max_bytes,
@@ -101,7 +101,7 @@ def add(
 @json_option
 def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bool) -> None:
     """Remove the documents DOC_IDS (and their chunks) from an index."""
-    report = indexing.remove_documents(doc_ids, index, wait=wait)
+    report = write.remove_documents(doc_ids, index, wait=wait)
     emit_json(report) if as_json else click.echo(_summary(report))
 
 
@@ -111,7 +111,7 @@ def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bo
 @json_option
 def compact(index: str | None, wait: float, as_json: bool) -> None:
     """Merge all segments into one: results then equal a full rebuild exactly."""
-    report = indexing.compact_index(index, wait=wait)
+    report = write.compact_index(index, wait=wait)
     emit_json(report) if as_json else click.echo(compact_text(report))
 
 
@@ -132,7 +132,7 @@ def compact_text(report: CompactReport) -> str:
 @click.pass_context
 def verify(ctx: click.Context, index: str | None, as_json: bool) -> None:
     """Check an index's integrity; exit 1 with the reason when it is damaged."""
-    report = indexing.verify_index(index)
+    report = write.verify_index(index)
     if as_json:
         emit_json(report)
     else:

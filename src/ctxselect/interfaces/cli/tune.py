@@ -7,13 +7,9 @@ from typing import Any
 
 import click
 
-from ctxselect import api, config, modes
-from ctxselect.errors import InputError
-from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
-from ctxselect.interfaces.cli.numbers import number
-from ctxselect.interfaces.cli.store import wait_option
-from ctxselect.tuning import (
+from ctxselect import api, config
+from ctxselect.api import modes
+from ctxselect.api.tune import (
     DEFAULT_CACHE_FACTOR,
     DEFAULT_FOLDS,
     DEFAULT_METRIC,
@@ -23,6 +19,11 @@ from ctxselect.tuning import (
     calibrate_index,
     tune_index,
 )
+from ctxselect.errors import InputError
+from ctxselect.interfaces.cli import render
+from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.store import wait_option
 
 
 @cli.command()
@@ -105,7 +106,8 @@ def tune(
     (needs at least 10 labeled queries), reports its out-of-sample expected calibration
     error, and stores it with the stopping threshold of `select --stop auto`:
     t = min(1, n x (1 + (T - 1) x c) / 2000), n the mean chunk size in tokens; a
-    chunk stays while P >= t x (1 + the relevant chunks expected above it).
+    chunk of m tokens stays while P >= t x (m / n) x (1 + the relevant chunks
+    expected above it).
     """
     write = not dry_run
     report = None
@@ -185,8 +187,8 @@ def calibration_report(report: CalibrationReport, *, written: bool) -> str:
             f"(1 + {c.turns - 1} x {c.cache_factor:g}) / {c.value:g}"
         )
     lines.append(
-        "written to the index: select --stop auto keeps chunks while P >= t x (1 + the "
-        "relevant chunks expected above)"
+        "written to the index: select --stop auto keeps a chunk of m tokens while "
+        "P >= t x (m / n) x (1 + the relevant chunks expected above)"
         if written
         else "dry run: nothing was written to the index"
     )

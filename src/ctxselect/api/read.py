@@ -1,0 +1,364 @@
+"""The read path: ``open_index`` returns an :class:`Index` that runs retrieve -> budget.
+
+It imports no write-path module (ingest, chunk, index, :mod:`ctxselect.api.write`), so
+``search``, ``select`` and the MCP server start without them; ``tests/test_architecture.py``
+checks that in a fresh process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ctxselect import budget as _budget
+from ctxselect import embed as _embed
+from ctxselect import rerank as _rerank
+from ctxselect import retrieve as _retrieve
+from ctxselect import tokens as _tokens
+from ctxselect.api.generation import GenerationReader
+from ctxselect.budget import calibration as _calibration
+from ctxselect.budget import stop as _stop
+from ctxselect.budget.promote import promote_parents
+from ctxselect.budget.stop import DEFAULT_STOP, check_stop
+from ctxselect.config import (
+    DEFAULT_FORMAT,
+    DEFAULT_K,
+    DEFAULT_PACKER,
+    resolve_index_dir,
+)
+from ctxselect.errors import ConfigError, UnknownNameError
+from ctxselect.retrieve.modes import (
+    MODES,
+    retriever_for,
+    vector_mode,
+)
+from ctxselect.stores import Store, open_store
+from ctxselect.types import (
+    Chunk,
+    Document,
+    Explanation,
+    Hit,
+    IndexInfo,
+    Selection,
+)
+
+
+def open_index(
+    index: str | os.PathLike[str] | None = None, *, embedder: _embed.Embedder | str | None = None
+) -> Index:
+    """Open an existing index folder for reading.
+
+    ``embedder`` embeds queries for the ``dense`` and ``hybrid`` modes (default: the one
+    the index was built with, made on first use); it must be the model the index was
+    embedded with, or those modes raise IndexMismatchError.
+    """
+    return Index(open_store(resolve_index_dir(index)), embedder=embedder)
+
+
+class Index(GenerationReader):
+    """An opened index: search, select, explain and inspect.
+
+    Every call reads the newest committed generation (see :class:`GenerationReader`).
+    """
+
+    def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
+        super().__init__(store, embedder=embedder)
+        self._rerankers: dict[str, _rerank.Reranker] = {}
+
+    def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``, best first.
+
+        Each hit carries its calibrated ``p_relevant`` when the index is calibrated for
+        the mode (``ctxselect tune``).
+        """
+        retriever = self.retriever(mode)
+        calibration = self.calibration(mode)
+        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
+        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
+        if self._lazy:
+            hits = self._pinned(lambda r: r.search(query, depth), mode)
+        else:
+            hits = retriever.search(query, depth)
+        return _calibration.with_p(hits, calibration)[:k]
+
+    def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
+        """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        mode = mode or self.settings.default_mode
+        return _calibration.calibrations(self.settings.calibration).get(str(mode))
+
+    def search_many(
+        self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None
+    ) -> dict[str, list[Hit]]:
+        """Return ``{qid: hits}`` for every query."""
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.search_many(queries, k), mode)
+        return retriever.search_many(queries, k)
+
+    def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
+        """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.explain(query, chunk_id), mode)
+        return retriever.explain(query, chunk_id)
+
+    def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
+        """Explain the ``k`` best chunks for ``query`` (with P(relevant) when calibrated)."""
+        return [
+            dataclasses.replace(self.explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
+            for h in self.search(query, k, mode)
+        ]
+
+    def select(
+        self,
+        query: str,
+        budget: int,
+        *,
+        mode: str | None = None,
+        packer: str = DEFAULT_PACKER,
+        format: str = DEFAULT_FORMAT,
+        k: int | None = None,
+        mmr: float | None = None,
+        promote: bool = False,
+        rerank_model: str | os.PathLike[str] | None = None,
+        stop: str | float = _stop.DEFAULT_STOP,
+    ) -> Selection:
+        """Select the best chunks for ``query`` within ``budget`` tokens, framing included.
+
+        ``k`` bounds how many ranked chunks are considered (default: enough to fill the
+        budget with chunks of the index's typical size, at least 50). ``mmr`` and
+        ``rerank_model`` reorder them first (see :meth:`rank`); ``promote`` then sends
+        whole sections for their selected children (see :meth:`promote`). ``stop``
+        (see :mod:`ctxselect.budget.stop`): ``none`` fills the budget; a number P keeps
+        chunks while their calibrated P(relevant) >= P; ``auto`` uses the threshold
+        tuning stored for the mode, or the uncalibrated largest-score-gap rule.
+        ``Selection.stop`` says why it stopped; the budget is always a hard cap.
+
+        Raises:
+            ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
+                number on an index (or reordering) without P(relevant).
+        """
+        _stop.check_stop(stop)
+        hits = self.rank(query, k or self.depth(budget), mode, mmr=mmr, rerank_model=rerank_model)
+        return self.select_ranked(
+            hits, budget, mode=mode, packer=packer, format=format, promote=promote, stop=stop
+        )
+
+    def select_ranked(
+        self,
+        hits: Sequence[Hit],
+        budget: int,
+        *,
+        mode: str | None = None,
+        packer: str = DEFAULT_PACKER,
+        format: str = DEFAULT_FORMAT,
+        promote: bool = False,
+        stop: str | float = _stop.DEFAULT_STOP,
+    ) -> Selection:
+        """:meth:`select` on ``hits`` already ranked by :meth:`rank` in ``mode`` (callers
+        that select several budgets from one ranking search once)."""
+        calibration = self.calibration(mode)
+        cut = _stop.cut_hits(
+            hits,
+            stop,
+            calibration.threshold if calibration else None,
+            calibration.chunk_tokens if calibration else None,
+        )
+        selection = self._packer(packer, format).pack(cut.kept, budget)
+        selection = self.promote(selection) if promote else selection
+        return _stop.finish(selection, cut, lambda hit: self.frame_tokens(hit, format))
+
+    def rank(
+        self,
+        query: str,
+        k: int,
+        mode: str | None = None,
+        *,
+        mmr: float | None = None,
+        rerank_model: str | os.PathLike[str] | None = None,
+    ) -> list[Hit]:
+        """Return the ``k`` best chunks, reranked as :meth:`select` considers them.
+
+        Args:
+            query: The query.
+            k: Chunks to rank.
+            mode: Retrieval mode (default: the index's).
+            mmr: Reorder by maximal marginal relevance with this λ (1: relevance only,
+                lower: more diverse), comparing the chunks' dense vectors.
+            rerank_model: A cross-encoder folder on disk to rerank the hits with first.
+
+        Raises:
+            ConfigError: ``mmr`` is outside [0, 1], or the index has no dense vectors.
+            ModelNotFoundError: ``rerank_model`` is not a model folder.
+        """
+        hits = self.search(query, k, mode)
+        if rerank_model is not None:
+            hits = self._reranker(rerank_model).rerank(query, hits)
+        if mmr is not None:
+            if self.settings.embedder is None:
+                raise ConfigError(
+                    f"mmr compares the chunks' dense vectors and index {self.path} has none: "
+                    f"add them with `ctxselect index --index {self.path} --embedder minilm`, "
+                    f"or select without mmr"
+                )
+            dense: Any = self.retriever(vector_mode())
+            hits = _rerank.MMRReranker(dense.vectors_of, mmr).rerank(query, hits)
+        return hits
+
+    def promote(self, selection: Selection) -> Selection:
+        """Replace selected children of a section with the whole section where it fits.
+
+        Sections are the parents the markdown chunker records (``Chunk.parent_id``); a
+        parent is sent when at least two of its chunks, and half of them, were selected
+        and the budget still holds (see ``budget.promote``).
+        """
+        doc_ids = list(dict.fromkeys(p.doc_id for p in selection.chunks))
+        parent_of = {c.chunk_id: c.parent_id for c in self.store.chunks_of(doc_ids)}
+        counter = _tokens.get_counter(self.chunk_spec.tokenizer)
+        return promote_parents(selection, parent_of, self.store.span_text, counter)
+
+    def _reranker(self, path: str | os.PathLike[str]) -> _rerank.Reranker:
+        key = os.fspath(path)
+        if key not in self._rerankers:
+            self._rerankers[key] = _rerank.make_reranker("cross-encoder", model=key)
+        return self._rerankers[key]
+
+    def render(self, selection: Selection, format: str | None = None) -> str:
+        """Render a selection as the context block a prompt would contain.
+
+        The default format is the one the selection was packed (and costed) in.
+        """
+        return _budget.render(selection, format)
+
+    def _packer(self, name: str, format: str) -> Any:
+        counter = _tokens.get_counter(self.chunk_spec.tokenizer)
+        return _budget.make_packer(name, counter, format=format, span_text=self.store.span_text)
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """Return one chunk by id."""
+        return self.store.get_chunk(chunk_id)
+
+    def get_document(self, doc_id: str) -> Document:
+        """Return one document by id."""
+        return self.store.get_document(doc_id)
+
+    def info(self) -> IndexInfo:
+        """Counts, size on disk and the settings the index was built with."""
+        snap = self._snapshot()  # reloads the manifest if a newer generation committed
+        counts = self.store.counts()
+        manifest = self.settings
+        settings = {
+            **manifest.describe(),
+            "calibration": _calibration.summary(manifest.calibration),
+            "stop_auto": _calibration.describe_auto(manifest.calibration, self.modes()),
+        }
+        drifting = [s.name for s in MODES if s.length_normalized and s.name in snap.segments]
+        return IndexInfo(
+            index=self.path,
+            documents=counts["documents"],
+            chunks=counts["chunks"],
+            tokens=counts["tokens"],
+            disk_bytes=self.store.disk_bytes(),
+            schema_version=self.store.schema_version,
+            settings=settings,
+            modes=self.modes(),
+            created=manifest.created,
+            updated=manifest.updated,
+            generation=snap.generation,
+            delta_segments=len(manifest.state.segments),
+            delta_rows=manifest.state.delta_rows,
+            deleted_rows=manifest.state.dead_rows,
+            compacted=manifest.compacted or manifest.created,
+            avgdl_drift=max(
+                (_retrieve.length_drift(snap.segments[m]) for m in drifting), default=0.0
+            ),
+        )
+
+    def modes(self) -> tuple[str, ...]:
+        """The retrieval modes this index can search: those it stores, then each fusion
+        whose parts it stores."""
+        stored = self.settings.modes
+        fused = [s.name for s in MODES if s.fuses and set(s.fuses) <= set(stored)]
+        return (*stored, *(m for m in fused if m not in stored))
+
+    # Building blocks for callers that choose their own candidates (agent/sessions.py).
+
+    def count_tokens(self, text: str) -> int:
+        """Count ``text`` in the tokenizer the index was built with."""
+        return int(_tokens.get_counter(self.chunk_spec.tokenizer).count(text))
+
+    def depth(self, budget: int) -> int:
+        """Return how many ranked chunks :meth:`select` considers for ``budget``."""
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        counts = self.settings.state.counts or self.store.counts()
+        chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
+        return _budget.depth_for_budget(budget, tokens / chunks if chunks else 1.0)
+
+    def pack(
+        self,
+        hits: Sequence[Hit],
+        budget: int,
+        *,
+        packer: str = DEFAULT_PACKER,
+        format: str = DEFAULT_FORMAT,
+    ) -> Selection:
+        """Fit ranked ``hits`` (best first) into ``budget`` tokens exactly as :meth:`select` does.
+
+        For callers that filter or reshape the candidates first, such as a session that
+        leaves out the chunks it has already delivered.
+        """
+        return self._packer(packer, format).pack(hits, budget)
+
+    def frame_tokens(self, hit: Hit, format: str = DEFAULT_FORMAT) -> int:
+        """Return what ``hit`` alone costs in a selection: its framed piece, in tokens."""
+        piece = _budget.frame(hit.doc_id, hit.start, hit.end, hit.header, hit.text, format)
+        return self.count_tokens(piece)
+
+    def span_text(self, doc_id: str, start: int, end: int) -> str:
+        """Return ``document.text[start:end]`` without loading the whole document."""
+        return self.store.span_text(doc_id, start, end)
+
+    @property
+    def roots(self) -> list[str]:
+        """The absolute paths the index was built from."""
+        return list(self.settings.roots)
+
+
+def _chunkers() -> list[str]:
+    from ctxselect.chunk import CHUNKERS  # a write-path stage: loaded when its names are asked
+
+    return CHUNKERS.names()
+
+
+def names(kind: str) -> list[str]:
+    """Return the valid registry names of ``kind``: chunker, tokenizer, mode, packer, format,
+    embedder.
+
+    The CLI and the MCP server list choices from here, so they never drift from the code.
+    """
+    listed: dict[str, Callable[[], list[str]]] = {
+        "chunker": _chunkers,
+        "tokenizer": _tokens.TOKENIZERS.names,
+        "mode": MODES.names,
+        "packer": _budget.PACKERS.names,
+        "format": _budget.FORMATS.names,
+        "embedder": _embed.EMBEDDERS.names,
+    }
+    if kind not in listed:
+        raise UnknownNameError("registry", kind, listed)
+    return listed[kind]()
+
+
+__all__ = [
+    "DEFAULT_STOP",
+    "Index",
+    "check_stop",
+    "names",
+    "open_index",
+    "retriever_for",
+]
+
+_ = _retrieve  # the import registers every retrieval mode

@@ -1,0 +1,234 @@
+"""Bring a store in line with a set of documents: the one write every verb of ``write`` makes.
+
+:func:`apply` plans what changed against the committed manifest, chunks what is new,
+writes the modes' segments in one commit, then compacts or merges deltas when the policy
+says so; :func:`make_report` says what a run did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ctxselect import chunk as _chunk
+from ctxselect import ingest as _ingest
+from ctxselect.api import modes as _modes
+from ctxselect.config import BM25Params, ChunkSpec
+from ctxselect.errors import ConfigError
+from ctxselect.index import compact as _compact
+from ctxselect.index.plan import Plan, moved_chunks, plan_changes
+from ctxselect.index.writer import ModeOps, chunk_documents, write_full, write_update
+from ctxselect.manifest import EmbedderSpec, Manifest
+from ctxselect.stores import Store
+from ctxselect.types import Document, IndexReport
+
+
+def now() -> str:
+    """The time now, as the manifest records it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def read_manifest(store: Store) -> Manifest:
+    """The store's committed manifest, typed."""
+    return Manifest.from_dict(store.read_manifest(), index=store.uri)
+
+
+def _commit(
+    store: Store,
+    plan: Plan,
+    *,
+    chunk: ChunkSpec,
+    modes: Mapping[str, ModeOps],
+    manifest: Mapping[str, Any],
+    progress: bool,
+) -> None:
+    chunker = _chunk.make_chunker(chunk)
+    fresh = [d for d in plan.upserts if d.doc_id not in plan.renames]
+    chunks = chunk_documents(fresh, chunker.chunk, progress=progress)
+    if plan.full:
+        write_full(
+            store,
+            documents=plan.upserts,
+            removed=plan.removed,
+            chunks=chunks,
+            modes=modes,
+            manifest=manifest,
+        )
+        return
+    chunks += moved_chunks(store, plan.renames)
+    write_update(
+        store,
+        upserts=plan.upserts,
+        removed=plan.removed,
+        chunks=chunks,
+        modes=modes,
+        manifest=manifest,
+    )
+
+
+def compact(store: Store, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
+    """Compact, then drop cached vectors no live chunk uses (bounded like the segments)."""
+    done = _compact.compact_store(store, modes, {"compacted": now()})
+    dense = read_manifest(store).embedder
+    if _modes.has_vectors(modes) and dense is not None:
+        _modes.prune_vectors(store, dense)
+    return done
+
+
+def _maintain(store: Store, modes: Mapping[str, ModeOps], fraction: float | None) -> bool:
+    """Compact or consolidate deltas when the policy says so; True if compacted."""
+    manifest = read_manifest(store)
+    if _compact.needs_compaction(manifest, fraction):
+        compact(store, modes)
+        return True
+    if _compact.needs_delta_merge(manifest):
+        _compact.merge_store_deltas(store, modes)
+    return False
+
+
+def apply(
+    store: Store,
+    docs: Sequence[Document],
+    *,
+    removed: Sequence[str] = (),
+    complete: bool,
+    roots: Sequence[str],
+    chunk: ChunkSpec | None,
+    bm25: BM25Params | None,
+    progress: bool,
+    compact_fraction: float | None,
+    keep: Callable[[str], bool] = lambda _doc_id: False,
+    embedder: _modes.EmbedderArg = None,
+    ann_threshold: int | None = None,
+) -> tuple[Plan, bool]:
+    """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
+
+    ``keep`` names documents a complete scan lacks but must not delete (their files
+    exist but could not be read this time).
+    """
+    old = read_manifest(store)
+    chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
+    dense, given = _modes.resolve_embedder(old, embedder, ann_threshold)
+    known = old.built
+    keyword_changed = known and (chunk != old.chunk or bm25 != old.bm25)
+    dense_changed = known and dense != old.embedder
+    changed = keyword_changed or dense_changed
+    if changed and not complete:
+        raise ConfigError(
+            f"the index {store.uri} was built with other settings ({old.chunk}, {old.bm25}, "
+            f"embedder {old.embedder}): change settings with `ctxselect index` "
+            f"(it rebuilds the index), not add"
+        )
+    modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, given, progress))
+    stored = old.modes
+    has_base = old.state.base_rows is not None
+    rebuild = not has_base or changed or (complete and set(stored) != set(modes))
+    if not rebuild and stored:
+        modes = {m: modes[m] for m in stored if m in modes}
+    plan = plan_changes(
+        store,
+        docs,
+        removed,
+        complete=complete,
+        rebuild=rebuild,
+        keep=keep,
+        diff=_ingest.diff_documents,
+    )
+    if not (plan.upserts or plan.removed or rebuild):
+        # a run killed between its commit and its compaction left work pending: do it now
+        return plan, _maintain(store, modes, compact_fraction)
+    model_changed = known and _model_id(dense) != _model_id(old.embedder)
+    new_manifest = dataclasses.replace(
+        _modes.tuned_settings(old, dense, model_changed),
+        created=old.created or now(),
+        updated=now(),
+        roots=tuple(roots),
+        chunk=chunk,
+        bm25=bm25,
+        modes=tuple(modes),
+        embedder=dense,
+    )
+    if keyword_changed:
+        plan.note = "settings changed: every document was re-chunked"
+    elif dense_changed:
+        plan.note = _dense_note(old.embedder, dense)
+        # a rebuild counts every document as updated; only the dense artefacts changed
+        plan.updated, plan.unchanged = plan.modified, plan.updated - plan.modified
+    if model_changed and old.fusion:
+        plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
+    manifest = new_manifest.to_dict()
+    _commit(store, plan, chunk=chunk, modes=modes, manifest=manifest, progress=progress)
+    if plan.full and dense is not None:
+        _modes.prune_vectors(store, dense)
+    compacted = rebuild or _maintain(store, modes, compact_fraction)
+    return plan, compacted
+
+
+def _model_id(spec: EmbedderSpec | None) -> str | None:
+    return spec.model_id if spec is not None else None
+
+
+def _dense_note(old: EmbedderSpec | None, new: EmbedderSpec | None) -> str:
+    """Say what an embedder change did to the index (documents are not re-chunked)."""
+    needy = _modes.embedding_modes()
+    if new is None:
+        return f"embedder removed: dense vectors dropped (modes {' and '.join(needy)} are gone)"
+    if old is None:
+        return f"embedder {new.name} added: every chunk was embedded (modes {', '.join(needy)})"
+    if new.model_id != old.model_id:
+        return (
+            f"embedder changed from {old.name} to {new.name}: every chunk was "
+            f"embedded again (vectors this model made before were reused)"
+        )
+    return "embedder settings changed: dense index rebuilt from the stored vectors"
+
+
+def make_report(
+    store: Store,
+    plan: Plan,
+    compacted: bool,
+    started: float,
+    *,
+    ingest: _ingest.IngestReport | None = None,
+    wrote: bool = True,
+) -> IndexReport:
+    state = read_manifest(store).state
+    counts = store.counts()
+    skipped: dict[str, int] = {}
+    if ingest is not None:
+        skipped = {
+            "binary": ingest.binary,
+            "empty": ingest.empty,
+            "too_large": ingest.too_large,
+            "unsupported": ingest.unsupported,
+            "ignored": ingest.ignored,
+            "outside_roots": len(ingest.outside_links),
+            "decoded_with_replacement": ingest.decoded_with_replacement,
+        }
+    ingest = ingest or _ingest.IngestReport()
+    return IndexReport(
+        index=store.uri,
+        added=plan.added,
+        updated=plan.updated,
+        removed=len(plan.removed) - len(plan.renames),
+        unchanged=plan.unchanged,
+        documents=counts["documents"],
+        chunks=counts["chunks"],
+        rebuilt=wrote,
+        seconds=round(time.perf_counter() - started, 3),
+        skipped=skipped,
+        unreadable=tuple(ingest.unreadable),
+        note=plan.note,
+        renamed=len(plan.renames),
+        compacted=compacted,
+        delta_segments=len(state.segments),
+        generation=state.generation,
+        unsupported_files=ingest.unsupported_paths,
+        outside_links=ingest.outside_links,
+    )
+
+
+__all__ = ["apply", "compact", "make_report", "now", "read_manifest"]

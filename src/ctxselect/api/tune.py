@@ -1,0 +1,590 @@
+"""Tune hybrid fusion on labeled queries, with k-fold cross-validation.
+
+The candidates are the grid (RRF k and weight, convex normalisation and weight) and each
+single retriever alone (keyword, dense). A few dozen labeled queries cannot tell most
+settings apart, so the choice follows the one-standard-error rule
+(:mod:`ctxselect.eval.one_se`): the simplest candidate whose lag behind the best is within
+one SE of noise (paired per query, for the best of many). Simplest means: plain RRF, then
+each side alone (the better first), then the rest of the grid in :func:`complexity` order.
+Every query is scored by the candidate the rule picks on the *other* folds, so the
+reported figure is out of sample, rule included (nested). The choice returned for use is
+then made on all the queries.
+
+A keyword retriever and a dense retriever are searched once per query, ``spec.depth``
+deep, and every spec of the grid fuses those same candidates (fusion costs microseconds;
+search does not). :func:`tune_index` does it on a stored index and records the chosen
+spec in its manifest, where ``search``, ``select`` and the MCP server read it; :func:`tune`
+does it in memory over a :class:`ChunkTable`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from ctxselect import eval as _eval
+from ctxselect.api.read import open_index
+from ctxselect.budget import calibration as _calibration
+from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
+from ctxselect.embed import Embedder
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval.one_se import one_se_choice
+from ctxselect.retrieve.bm25 import BM25Retriever
+from ctxselect.retrieve.dense import DenseRetriever, Encoder
+from ctxselect.retrieve.fuse import Pool, fuse_pool
+from ctxselect.retrieve.hybrid import HybridRetriever
+from ctxselect.retrieve.modes import MODES, build_mode
+from ctxselect.types import ChunkTable, Qrels, Rows
+
+DEFAULT_METRIC = "ndcg@10"
+DEFAULT_FOLDS = 5
+RRF_KS = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+RRF_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+CONVEX_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
+SINGLES = ("keyword", DenseRetriever.mode)
+"""Candidates beside the grid: each side's own ranking alone (report ``mode`` names)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FoldResult:
+    """One fold: what the rule chose on the other folds, its train mean and its test mean.
+
+    Attributes:
+        fold: Fold number, from 0.
+        spec: The fusion spec the rule chose among the grid on the other folds.
+        train: Mean of the candidate chosen (``mode``) on the other folds.
+        test: Its mean on this fold's queries (out of sample).
+        n_test: Queries in this fold.
+        mode: The candidate chosen on the other folds: ``hybrid`` (fused with ``spec``),
+            ``keyword`` or ``dense`` (that side alone).
+    """
+
+    fold: int
+    spec: FuseSpec
+    train: float
+    test: float
+    n_test: int
+    mode: str = HybridRetriever.mode
+
+
+@dataclass(frozen=True, slots=True)
+class TuningReport:
+    """What tuning chose and how well it does out of sample.
+
+    Attributes:
+        spec: The fusion spec the rule picks among the grid on every labeled query: what
+            ``hybrid`` uses from now on.
+        metric: The metric tuned and reported (``ndcg@10``).
+        cv: Mean over queries of the metric, each query ranked by the candidate the rule
+            picks on the folds it is not in (out of sample, the rule nested).
+        cv_fold_mean: Mean over folds of each fold's test mean.
+        in_sample: The chosen candidate's (``mode``) mean on every labeled query.
+        baselines: Untuned means on every labeled query: ``keyword``, ``dense`` and
+            ``rrf`` (k = 60, equal weights).
+        folds: One entry per fold.
+        n_queries: Labeled queries used (with a relevant document and a query text).
+        grid_size: Specs tried.
+        seed: Seed of the fold assignment.
+        index: The index tuned ("" when tuned in memory).
+        default_mode: The index's default mode after tuning ("" in memory): ``mode``,
+            with ``keyword`` named by its mode (``bm25``).
+        mode: The candidate the rule picks on every labeled query: ``hybrid`` (fused with
+            ``spec``), or ``keyword`` or ``dense`` alone when fusion does not beat the
+            better of them by more than one SE.
+        fold_std: Fold-to-fold spread of ``cv``: standard deviation (n - 1) of the folds'
+            test means.
+    """
+
+    spec: FuseSpec
+    metric: str
+    cv: float
+    cv_fold_mean: float
+    in_sample: float
+    baselines: dict[str, float]
+    folds: tuple[FoldResult, ...]
+    n_queries: int
+    grid_size: int
+    seed: int
+    index: str = ""
+    default_mode: str = ""
+    mode: str = HybridRetriever.mode
+    fold_std: float = 0.0
+
+
+def _doc_of(table: Rows) -> Callable[[int], str]:
+    """row -> doc_id; a lazily read table is asked per row (pools are small)."""
+    doc_ids = getattr(table, "doc_ids", None)
+    if doc_ids is not None:
+        return doc_ids.__getitem__
+    return lambda row: table.hit(row, 0, 0.0).doc_id
+
+
+def complexity(spec: FuseSpec) -> tuple[float, ...]:
+    """Sort key from simplest to most complex: how far ``spec`` is from plain RRF.
+
+    Plain RRF (k = 60, equal weights) first, then RRF by distance of the weight from 0.5,
+    then of ``ln(k / 60)``; then convex, ``minmax`` before ``zscore``, each by distance of
+    the weight from 0.5 (convex at weight 0 or 1 is nearly one side alone: last).
+    """
+    if spec.method == "rrf":
+        return (0.0, round(abs(spec.weight - 0.5), 6), round(abs(math.log(spec.k / 60.0)), 6))
+    return (1.0, float(spec.norm != "minmax"), round(abs(spec.weight - 0.5), 6))
+
+
+def default_grid(depth: int = DEFAULT_FUSE_DEPTH) -> list[FuseSpec]:
+    """Return the specs tuning tries, simplest first (:func:`complexity`): plain RRF first.
+
+    Among specs within one SE of the best, the one-SE rule keeps the earliest, so with
+    nothing measurably to gain tuning keeps plain RRF.
+    """
+    grid = [FuseSpec("rrf", k, weight=w, depth=depth) for k in RRF_KS for w in RRF_WEIGHTS]
+    grid += [
+        FuseSpec("convex", norm=norm, weight=w, depth=depth)
+        for norm in ("minmax", "zscore")
+        for w in CONVEX_WEIGHTS
+    ]
+    return sorted(grid, key=complexity)
+
+
+def fold_of(qids: Sequence[str], folds: int, seed: int) -> dict[str, int]:
+    """Assign each query to one of ``folds`` folds, sizes differing by at most one."""
+    order = sorted(qids)
+    random.Random(seed).shuffle(order)
+    return {qid: i % folds for i, qid in enumerate(order)}
+
+
+def per_query_scores(
+    hybrid: HybridRetriever,
+    pools: Mapping[str, Pool],
+    qrels: Qrels,
+    spec: FuseSpec,
+    metric: str = DEFAULT_METRIC,
+) -> dict[str, float]:
+    """Return ``{qid: metric}`` of the documents ranked by fusing ``pools`` with ``spec``.
+
+    A document's score is that of its best chunk (chunk runs are judged as documents).
+    """
+    doc_of = _doc_of(hybrid.table)
+    run: dict[str, dict[str, float]] = {}
+    for qid, items in pools.items():
+        scores: dict[str, float] = {}
+        for row, score in fuse_pool(items, spec):
+            scores.setdefault(doc_of(row), score)
+        run[qid] = scores
+    report = _eval.evaluate(run, qrels, [metric])
+    return {qid: values[metric] for qid, values in report.per_query.items()}
+
+
+def tune_fusion(
+    hybrid: HybridRetriever,
+    queries: Mapping[str, str],
+    qrels: Qrels,
+    *,
+    grid: Sequence[FuseSpec] | None = None,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    metric: str = DEFAULT_METRIC,
+) -> TuningReport:
+    """Choose fusion by the one-SE rule, with its out-of-sample figure by k-fold CV.
+
+    The candidates are the grid and each side alone (:data:`SINGLES`); the rule picks the
+    simplest within one paired SE of the best (see the module docstring), inside each fold
+    for ``cv`` and on every query for ``spec`` and ``mode``.
+
+    Args:
+        hybrid: The keyword and dense retrievers to fuse (its own spec is ignored).
+        queries: qid -> query text; only queries with a relevant document count.
+        qrels: qid -> {doc_id: grade}, document-level.
+        grid: Specs to try, simplest first (default :func:`default_grid`).
+        folds: Number of folds, at least 2 and at most the number of queries.
+        seed: Seed of the fold assignment.
+        metric: A metric name such as ``ndcg@10`` or ``recall@100``.
+
+    Raises:
+        ConfigError: ``folds`` is out of range, the grid is empty, or the metric is bad.
+        InputError: No query has both a text and a relevant document.
+    """
+    grid = list(grid) if grid is not None else default_grid()
+    if not grid:
+        raise ConfigError("the tuning grid is empty: give at least one FuseSpec")
+    _eval.parse_metrics([metric])
+    labeled = {q: qrels[q] for q in queries if any(g >= 1 for g in qrels.get(q, {}).values())}
+    if not labeled:
+        raise InputError(
+            "no query has both a text and a relevant document in the qrels: check that "
+            "the queries and qrels files use the same query ids"
+        )
+    if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(labeled):
+        raise ConfigError(
+            f"folds must be a whole number from 2 to the {len(labeled)} labeled queries, "
+            f"got {folds!r}"
+        )
+    qids = list(labeled)
+    found = hybrid.pools({q: queries[q] for q in qids}, max(spec.depth for spec in grid))
+    rows = [*_grid_scores(hybrid, found, labeled, grid, metric)]
+    rows += _single_scores(hybrid, found, labeled, metric).values()
+    table = np.array([[scores.get(q, 0.0) for q in qids] for scores in rows])  # (rows, qids)
+    fold = fold_of(qids, folds, seed)
+    out_of_sample, results = _nested(table, grid, np.array([fold[q] for q in qids]))
+    spec_row, row = _choose(table, len(grid))
+    tests = [r.test for r in results]
+    return TuningReport(
+        spec=grid[spec_row],
+        metric=metric,
+        cv=float(out_of_sample.mean()),
+        cv_fold_mean=float(np.mean(tests)),
+        in_sample=float(table[row].mean()),
+        baselines=_baselines(hybrid, found, labeled, metric, table[len(grid) :]),
+        folds=tuple(results),
+        n_queries=len(qids),
+        grid_size=len(grid),
+        seed=seed,
+        mode=_mode_of(row, len(grid)),
+        fold_std=float(np.std(tests, ddof=1)),
+    )
+
+
+def _nested(
+    table: np.ndarray, grid: Sequence[FuseSpec], fold_ids: np.ndarray
+) -> tuple[np.ndarray, list[FoldResult]]:
+    """Score each fold's queries by the rule's choice on the other folds' queries."""
+    out_of_sample = np.zeros(table.shape[1])
+    results = []
+    for f in range(int(fold_ids.max()) + 1):
+        test = fold_ids == f
+        spec_row, row = _choose(table[:, ~test], len(grid))
+        out_of_sample[test] = table[row, test]
+        results.append(
+            FoldResult(
+                f,
+                grid[spec_row],
+                float(table[row, ~test].mean()),
+                float(table[row, test].mean()),
+                int(test.sum()),
+                _mode_of(row, len(grid)),
+            )
+        )
+    return out_of_sample, results
+
+
+def _choose(table: np.ndarray, n_grid: int) -> tuple[int, int]:
+    """(grid row, row) the one-SE rule picks; the last rows of ``table`` are :data:`SINGLES`.
+
+    The grid row is what ``hybrid`` fuses with (the rule over the grid alone, in grid
+    order). The row is the candidate to use, by the rule over every row in this order:
+    the grid's first (plain RRF), each side alone (the better one first), the rest of the
+    grid. Plain RRF comes first because it needs no choice at all; a side alone must then
+    beat it by more than the noise (docs/13-dense-hybrid.md has the measurements).
+    """
+    singles = sorted(range(n_grid, len(table)), key=lambda r: -table[r].mean())
+    order = [0, *singles, *range(1, n_grid)]
+    return one_se_choice(table[:n_grid]), one_se_choice(table, order)
+
+
+def _mode_of(row: int, n_grid: int) -> str:
+    return HybridRetriever.mode if row < n_grid else SINGLES[row - n_grid]
+
+
+def _grid_scores(
+    hybrid: HybridRetriever,
+    found: Mapping[str, Pool],
+    qrels: Qrels,
+    grid: Sequence[FuseSpec],
+    metric: str,
+) -> list[dict[str, float]]:
+    return [per_query_scores(hybrid, found, qrels, spec, metric) for spec in grid]
+
+
+def _single_scores(
+    hybrid: HybridRetriever, found: Mapping[str, Pool], qrels: Qrels, metric: str
+) -> dict[str, dict[str, float]]:
+    """Per-query metric of each side's own ranking alone, keyed by :data:`SINGLES`."""
+    doc_of = _doc_of(hybrid.table)
+    out = {}
+    for side in SINGLES:
+        run: dict[str, dict[str, float]] = {}
+        for qid, items in found.items():
+            ranks = items.keyword_rank if side == "keyword" else items.dense_rank
+            listed = np.flatnonzero(ranks > 0)
+            order = listed[np.argsort(ranks[listed])]
+            run[qid] = {}
+            for i, row in enumerate(items.keys[order].tolist()):
+                run[qid].setdefault(doc_of(row), float(len(order) - i))
+        per_query = _eval.evaluate(run, qrels, [metric]).per_query
+        out[side] = {qid: values[metric] for qid, values in per_query.items()}
+    return out
+
+
+def _baselines(
+    hybrid: HybridRetriever,
+    found: Mapping[str, Pool],
+    qrels: Qrels,
+    metric: str,
+    singles: np.ndarray,
+) -> dict[str, float]:
+    """Untuned means: each side alone (``singles``, rows in :data:`SINGLES` order), plain RRF."""
+    out = {side: float(scores.mean()) for side, scores in zip(SINGLES, singles, strict=True)}
+    rrf = per_query_scores(hybrid, found, qrels, FuseSpec(depth=_depth(found)), metric)
+    out["rrf"] = float(np.mean(list(rrf.values())))
+    return out
+
+
+def _depth(found: Mapping[str, Pool]) -> int:
+    return max(
+        (
+            int(max(p.keyword_rank.max(initial=0), p.dense_rank.max(initial=0)))
+            for p in found.values()
+        ),
+        default=1,
+    )
+
+
+def tune(
+    table: ChunkTable,
+    embedder: Encoder,
+    queries: Mapping[str, str],
+    qrels: Qrels,
+    *,
+    keyword: str = BM25Retriever.mode,
+    vectors: np.ndarray | None = None,
+    grid: Sequence[FuseSpec] | None = None,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    metric: str = DEFAULT_METRIC,
+) -> tuple[HybridRetriever, TuningReport]:
+    """Build keyword and dense retrieval over ``table`` in memory and tune their fusion.
+
+    Args:
+        table: The chunks.
+        embedder: The dense model (wrap it in ``ctxselect.embed.CachedEmbedder`` to
+            reuse vectors).
+        queries: qid -> query text.
+        qrels: qid -> {doc_id: grade}.
+        keyword: The keyword mode to fuse (``bm25`` by default).
+        vectors: Precomputed chunk vectors, one row per table row.
+        grid: Specs to try (default :func:`default_grid`).
+        folds: Cross-validation folds.
+        seed: Seed of the fold assignment.
+        metric: The metric to maximise.
+
+    Returns:
+        The hybrid retriever fused with the chosen spec, and the tuning report.
+    """
+    sparse = build_mode(table, keyword)
+    dense = DenseRetriever.build(table, embedder, vectors)
+    hybrid = HybridRetriever(sparse, dense)
+    report = tune_fusion(hybrid, queries, qrels, grid=grid, folds=folds, seed=seed, metric=metric)
+    return hybrid.with_spec(report.spec), report
+
+
+def tune_index(
+    index: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
+    *,
+    grid: Sequence[FuseSpec] | None = None,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    metric: str = DEFAULT_METRIC,
+    embedder: Embedder | str | None = None,
+    write: bool = True,
+    wait: float = 0.0,
+    calibrate: bool = True,
+) -> TuningReport:
+    """Tune the hybrid fusion of a stored index on labeled queries and remember it.
+
+    The index's own bm25 and dense retrieval are searched (nothing is rebuilt). The
+    chosen spec, with the cross-validated figures, goes into the index manifest, and
+    ``search``, ``select`` and the MCP server use it for ``hybrid`` from then on. The
+    default mode becomes the candidate the one-SE rule picks: ``hybrid``, or ``bm25`` or
+    ``dense`` alone when fusion does not beat the better of them by more than one SE.
+
+    Args:
+        index: The index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
+        queries: BEIR ``queries.jsonl`` with ``qrels``, or lab JSONL with labels.
+        qrels: BEIR or TREC qrels (document ids of the index).
+        grid: Specs to try (default :func:`default_grid`).
+        folds: Cross-validation folds.
+        seed: Seed of the fold assignment.
+        metric: The metric to maximise.
+        embedder: Query embedder (default: the index's own).
+        write: Record the result in the index (False: only report it).
+        wait: Seconds to wait for another writer.
+        calibrate: Then fit P(relevant) per mode (:func:`calibrate_index`) when writing
+            and at least 10 queries are labeled.
+
+    Raises:
+        IndexMismatchError: The index has no dense vectors (build it with an embedder).
+        InputError: No labeled query fits the index.
+    """
+    with open_index(index, embedder=embedder) as idx:
+        doc_ids = set(idx.store.doc_hashes())
+        labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
+        hybrid = idx.retriever(HybridRetriever.mode)
+        if not isinstance(hybrid, HybridRetriever):
+            raise ConfigError(f"mode hybrid of index {idx.path} is not a hybrid retriever")
+        report = tune_fusion(
+            hybrid,
+            labeled.queries,
+            labeled.labels.qrels,
+            grid=grid,
+            folds=folds,
+            seed=seed,
+            metric=metric,
+        )
+        mode = DEFAULT_MODE if report.mode == "keyword" else report.mode  # hybrid fuses bm25
+        report = dataclasses.replace(report, index=idx.path, default_mode=mode)
+        if write:
+            with idx.store.lock(wait):
+                idx.store.commit_settings(
+                    {
+                        "fusion": dataclasses.asdict(report.spec),
+                        "tuning": _summary(report, queries, qrels),
+                        "default_mode": mode,
+                    }
+                )
+    if write and calibrate and report.n_queries >= MIN_CALIBRATION_QUERIES:
+        # after the commit: P(relevant) of hybrid reads the fused scores just stored
+        calibrate_index(index, queries, qrels, folds=folds, seed=seed, embedder=embedder, wait=wait)
+    return report
+
+
+def _summary(
+    report: TuningReport,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
+    """What the manifest keeps of a tuning run (``ctxselect info`` shows it)."""
+    return {
+        "tuned": datetime.now(UTC).isoformat(timespec="seconds"),
+        "metric": report.metric,
+        "cv": round(report.cv, 6),
+        "in_sample": round(report.in_sample, 6),
+        "mode": report.mode,
+        "fold_std": round(report.fold_std, 6),
+        "baselines": {k: round(v, 6) for k, v in report.baselines.items()},
+        "n_queries": report.n_queries,
+        "folds": len(report.folds),
+        "seed": report.seed,
+        "grid_size": report.grid_size,
+        "queries": os.fspath(queries),
+        "qrels": os.fspath(qrels) if qrels is not None else "",
+    }
+
+
+MIN_CALIBRATION_QUERIES = 10
+DEFAULT_TURNS = _eval.DEFAULT_TURNS
+DEFAULT_CACHE_FACTOR = _eval.CACHED_FACTOR
+CalibrationReport = _calibration.CalibrationReport
+CALIBRATION_DEPTH = 100
+"""Chunks ranked per labeled query when calibrating P(relevant)."""
+
+
+def calibrate_index(
+    index: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
+    *,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    turns: int = DEFAULT_TURNS,
+    cache_factor: float = DEFAULT_CACHE_FACTOR,
+    value: float = _calibration.DEFAULT_VALUE,
+    depth: int = CALIBRATION_DEPTH,
+    embedder: Embedder | str | None = None,
+    write: bool = True,
+    wait: float = 0.0,
+) -> _calibration.CalibrationReport:
+    """Fit P(relevant) per retrieval mode on labeled queries and store it in the index.
+
+    Each labeled query is ranked ``depth`` chunks deep in every mode the index can search
+    (dense and hybrid are skipped, and said so, when the index has no dense vectors); a
+    chunk is relevant when its document has grade >= 1 in the qrels (as ``eval`` judges
+    chunk runs). The model (:mod:`ctxselect.budget.calibration`) is fitted on every query;
+    its ECE, log loss and Brier score are measured out of sample, k-fold by query
+    (:func:`fold_of`). The stopping threshold of ``stop="auto"`` is the cost model's
+    ``min(1, n × (1 + (turns − 1) × cache_factor) / value)`` with n the mean chunk size.
+
+    Raises:
+        InputError: Fewer than 10 labeled queries fit the index.
+        ConfigError: ``folds``, ``turns``, ``cache_factor`` or ``value`` is out of range.
+    """
+    if not (turns >= 1 and 0.0 <= cache_factor <= 1.0 and value > 0):
+        raise ConfigError(
+            f"calibration needs turns >= 1, a cache factor in [0, 1] and a value > 0 tokens, "
+            f"got turns={turns}, cache_factor={cache_factor}, value={value}"
+        )
+    with open_index(index, embedder=embedder) as idx:
+        labeled = _eval.load_labeled_set(queries, qrels, None, set(idx.store.doc_hashes()), len)
+        qrel = labeled.labels.qrels
+        texts = {
+            q: t
+            for q, t in labeled.queries.items()
+            if any(g >= 1 for g in qrel.get(q, {}).values())
+        }
+        if len(texts) < MIN_CALIBRATION_QUERIES:
+            raise InputError(
+                f"calibration needs at least {MIN_CALIBRATION_QUERIES} labeled queries with a "
+                f"relevant document in index {idx.path}, found {len(texts)}: label more queries"
+            )
+        if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(texts):
+            raise ConfigError(f"folds must be a whole number from 2 to {len(texts)}, got {folds!r}")
+        fold = fold_of(list(texts), folds, seed)
+        counts = idx.store.counts()
+        chunk_tokens = counts["tokens"] / max(1, counts["chunks"])
+        done, skipped = [], {}
+        for mode in idx.modes():
+            if MODES.get(mode).needs_embedder and idx.settings.embedder is None:
+                skipped[mode] = "the index has no dense vectors"
+                continue
+            ranked = idx.retriever(mode).search_many(texts, depth)
+            rankings = {
+                q: ([h.score for h in hits], [int(qrel[q].get(h.doc_id, 0) >= 1) for h in hits])
+                for q, hits in ranked.items()
+            }
+            if not any(scores for scores, _ in rankings.values()):
+                skipped[mode] = "no labeled query has a ranked chunk in this mode"
+                continue
+            done.append(
+                _calibration.calibrate(
+                    mode,
+                    rankings,
+                    fold,
+                    depth=depth,
+                    turns=turns,
+                    cache_factor=cache_factor,
+                    value=value,
+                    chunk_tokens=chunk_tokens,
+                )
+            )
+        report = _calibration.CalibrationReport(
+            idx.path, tuple(done), skipped, len(texts), folds, seed
+        )
+        if write and done:
+            stored = {c.mode: c.to_manifest() for c in done}
+            with idx.store.lock(wait):
+                idx.store.commit_settings({"calibration": stored})
+        return report
+
+
+__all__ = [
+    "CalibrationReport",
+    "FoldResult",
+    "TuningReport",
+    "calibrate_index",
+    "complexity",
+    "default_grid",
+    "fold_of",
+    "per_query_scores",
+    "tune",
+    "tune_fusion",
+    "tune_index",
+]

@@ -1,0 +1,320 @@
+"""The write path: index, add, remove, compact and verify an index folder.
+
+Each verb scans or takes documents and hands them to :func:`ctxselect.api.sync.apply`,
+which composes chunk -> index (segments) -> store. Every write holds the folder's writer
+lock (a second writer gets a message naming the holder, or waits with ``wait``) and
+commits in one transaction; searches in other processes keep reading the last committed
+generation meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxselect import chunk as _chunk
+from ctxselect import ingest as _ingest
+from ctxselect import retrieve as _retrieve
+from ctxselect.api import modes as _modes
+from ctxselect.api import sync as _sync
+from ctxselect.api.read import Index, open_index
+from ctxselect.config import (
+    DEFAULT_COMPACT_FRACTION,
+    WAIT,
+    BM25Params,
+    ChunkSpec,
+    resolve_index_dir,
+)
+from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError, InputError
+from ctxselect.errors import NotFoundError as _NotFound
+from ctxselect.index import compact as _compact
+from ctxselect.index.plan import under_roots, unreadable_ids
+from ctxselect.stores import Store, open_store
+from ctxselect.stores.open import DEFAULT_WAIT
+from ctxselect.types import Chunk, CompactReport, Document, IndexReport, VerifyReport
+
+DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
+PathArg = str | os.PathLike[str]
+
+
+def index_paths(
+    paths: Sequence[PathArg] = (),
+    index: PathArg | None = None,
+    *,
+    chunk: ChunkSpec | None = None,
+    bm25: BM25Params | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: bool = False,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    embedder: _modes.EmbedderArg = None,
+    ann_threshold: int | None = None,
+    follow_symlinks: bool = False,
+) -> IndexReport:
+    """Index files, folders or BEIR corpora into an index folder, touching only what changed.
+
+    Re-scans ``paths`` (or the index's own roots), then adds new documents, re-chunks
+    modified ones, deletes vanished ones and re-keys renamed ones (same content hash)
+    without re-chunking them. Changed chunking or BM25 settings rebuild everything.
+
+    Args:
+        paths: Roots to scan; empty means the roots the index was built from.
+        index: Index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
+        chunk: Chunking settings; default: the index's own, else ``ChunkSpec()``.
+        bm25: BM25 settings; default: the index's own, else ``BM25Params()``.
+        max_bytes: Files larger than this are skipped and counted.
+        progress: Show progress bars on stderr.
+        wait: Seconds to wait for another writer to finish (0: fail at once, naming it).
+        compact_fraction: Compact when changes since the last compaction pass this share
+            of the live chunks (None: only on ``compact_index``).
+        embedder: Add dense retrieval (modes ``dense`` and ``hybrid``) with this embedder:
+            a name (``minilm``), an :class:`~ctxselect.embed.Embedder`, or ``"none"`` to
+            drop it; default: the index's own (none for a new index). Chunks are embedded
+            once: vectors are kept by content hash in the index.
+        ann_threshold: Build an HNSW graph from this many embedded chunks on (default
+            50,000; below it dense search is exact).
+        follow_symlinks: Read through symlinks whose target lies outside the roots too;
+            by default they are skipped and named in the report (``outside_links``). Not
+            remembered: a later run without it removes what was read through them.
+
+    Returns:
+        What changed; when nothing changed, nothing is written (``rebuilt`` is False).
+    """
+    started = time.perf_counter()
+    with _writing(index, wait) as store:
+        roots = [str(Path(p).resolve()) for p in paths] or list(_sync.read_manifest(store).roots)
+        if not roots:
+            raise ConfigError(
+                f"no paths to index and index {store.uri} has no roots yet: "
+                f"run `ctxselect index PATH... --index {store.uri}`"
+            )
+        loaded = _ingest.load_paths(
+            roots, max_bytes=max_bytes, progress=progress, follow_symlinks=follow_symlinks
+        )
+        plan, compacted = _sync.apply(
+            store,
+            loaded.documents,
+            complete=True,
+            roots=roots,
+            chunk=chunk,
+            bm25=bm25,
+            progress=progress,
+            compact_fraction=compact_fraction,
+            keep=unreadable_ids(loaded.report.unreadable, roots),
+            embedder=embedder,
+            ann_threshold=ann_threshold,
+        )
+        wrote = bool(plan.upserts or plan.removed or plan.full)
+        return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
+
+
+def add_documents(
+    documents: Sequence[Document],
+    index: PathArg | None = None,
+    *,
+    chunk: ChunkSpec | None = None,
+    bm25: BM25Params | None = None,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    progress: bool = False,
+    embedder: _modes.EmbedderArg = None,
+) -> IndexReport:
+    """Insert or replace ``documents`` (by ``doc_id``) without touching any other document.
+
+    Documents whose content hash is unchanged are left alone. A later ``index_paths``
+    re-scan of the index's roots removes documents that are not under them. ``embedder``
+    can only be set on a new index (see :func:`index_paths`).
+    """
+    started = time.perf_counter()
+    with _writing(index, wait) as store:
+        roots = list(_sync.read_manifest(store).roots)
+        plan, compacted = _sync.apply(
+            store,
+            documents,
+            complete=False,
+            roots=roots,
+            chunk=chunk,
+            bm25=bm25,
+            progress=progress,
+            compact_fraction=compact_fraction,
+            embedder=embedder,
+        )
+        wrote = bool(plan.upserts or plan.full)
+        return _sync.make_report(store, plan, compacted, started, wrote=wrote)
+
+
+def add_paths(
+    paths: Sequence[PathArg],
+    index: PathArg | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+    progress: bool = False,
+    follow_symlinks: bool = False,
+) -> IndexReport:
+    """Add or update the files (or folders) ``paths`` in an index, leaving the rest alone.
+
+    Paths must lie under the index's roots (their ids are the ones a re-scan gives); an
+    index without roots yet takes ``paths`` as its roots, like ``index_paths``. Symlinks
+    leading outside the index's roots are skipped and named unless ``follow_symlinks``.
+
+    Raises:
+        InputError: A path named in ``paths`` cannot be read, or is a symlink leading
+            outside the index's roots (nothing is written).
+    """
+    started = time.perf_counter()
+    with _writing(index, wait) as store:
+        roots = list(_sync.read_manifest(store).roots)
+        loaded = _ingest.load_paths(
+            paths,
+            max_bytes=max_bytes,
+            progress=progress,
+            follow_symlinks=follow_symlinks,
+            within=roots or None,
+        )
+        problem = loaded.report.named_failure([os.fspath(p) for p in paths])
+        if problem:
+            raise InputError(f"cannot add {problem}; nothing was added")
+        if not roots:
+            roots = [str(Path(p).resolve()) for p in paths]
+            docs = list(loaded.documents)
+        else:
+            docs = under_roots(loaded.documents, roots)
+        plan, compacted = _sync.apply(
+            store,
+            docs,
+            complete=False,
+            roots=roots,
+            chunk=None,
+            bm25=None,
+            progress=progress,
+            compact_fraction=compact_fraction,
+        )
+        wrote = bool(plan.upserts or plan.full)
+        return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
+
+
+def remove_documents(
+    doc_ids: Sequence[str],
+    index: PathArg | None = None,
+    *,
+    wait: float = 0.0,
+    compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
+) -> IndexReport:
+    """Delete documents (and their chunks) by id; all of them, or none if one is unknown.
+
+    A later ``index_paths`` re-scan adds a removed file back if it is still on disk.
+    """
+    started = time.perf_counter()
+    with _writing(index, wait, create=False) as store:
+        known = store.doc_hashes(list(doc_ids))
+        missing = [d for d in doc_ids if d not in known]
+        if missing:
+            raise _NotFound(
+                f"no document {', '.join(map(repr, missing))} in index {store.uri}: "
+                f"nothing was removed; document ids are listed by `ctxselect search`"
+            )
+        roots = list(_sync.read_manifest(store).roots)
+        plan, compacted = _sync.apply(
+            store,
+            [],
+            removed=list(dict.fromkeys(doc_ids)),
+            complete=False,
+            roots=roots,
+            chunk=None,
+            bm25=None,
+            progress=False,
+            compact_fraction=compact_fraction,
+        )
+        return _sync.make_report(store, plan, compacted, started, wrote=bool(plan.removed))
+
+
+def _open(index: PathArg | None) -> Store:
+    return open_store(resolve_index_dir(index))
+
+
+@contextlib.contextmanager
+def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[Store]:
+    """Open an index folder (created if missing, unless ``create`` is False) and hold its
+    writer lock for one write; the store is closed afterwards."""
+    WAIT.check(wait)
+    folder = resolve_index_dir(index)
+    store = (
+        open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT)) if create else _open(folder)
+    )
+    try:
+        with store.lock(wait):
+            yield store
+    finally:
+        store.close()
+
+
+def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> CompactReport:
+    """Merge every segment into one base: searches then equal a full rebuild exactly."""
+    started = time.perf_counter()
+    with _writing(index, wait, create=False) as store:
+        manifest = _sync.read_manifest(store)
+        modes = _modes.stored_mode_ops(store, manifest)
+        if manifest.state.base_rows is None:
+            raise IndexNotFoundError(f"index {store.uri} holds nothing to compact yet")
+        if not manifest.state.segments and not _compact.pending_rows(manifest):
+            n = store.counts()["chunks"]
+            return CompactReport(store.uri, n, 0, 0, 0.0, note="already compact")
+        rows, merged, dropped = _sync.compact(store, modes)
+        seconds = round(time.perf_counter() - started, 3)
+        return CompactReport(store.uri, rows, merged, dropped, seconds)
+
+
+def verify_index(index: PathArg | None = None) -> VerifyReport:
+    """Check an index's integrity; ``ok`` is False (with one line per problem) on damage.
+
+    Leftover files of an interrupted write are removed when no writer is running.
+    """
+    folder = resolve_index_dir(index)
+    try:
+        store = _open(folder)
+    except IndexNotFoundError:
+        raise
+    except CtxselectError as exc:
+        return VerifyReport(folder, False, ("open",), (str(exc),))
+    try:
+        checks, problems, removed = store.verify()
+        return VerifyReport(folder, not problems, tuple(checks), tuple(problems), tuple(removed))
+    finally:
+        store.close()
+
+
+def build_index(
+    paths: Sequence[str | os.PathLike[str]],
+    index: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Index:
+    """Index ``paths`` (see :func:`index_paths`) and open the result."""
+    report = index_paths(paths, index, **options)
+    return open_index(report.index)
+
+
+def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:
+    """Load one file (or BEIR corpus) and return its chunks, without indexing."""
+    loaded = _ingest.load_paths([path])
+    chunker = _chunk.make_chunker(spec or ChunkSpec())
+    return [c for doc in loaded.documents for c in chunker.chunk(doc)]
+
+
+__all__ = [
+    "add_documents",
+    "add_paths",
+    "build_index",
+    "chunk_file",
+    "compact_index",
+    "index_paths",
+    "remove_documents",
+    "verify_index",
+]
+
+_ = _retrieve  # the import registers every retrieval mode
