@@ -8,13 +8,11 @@ read-only, never rebuilt; its fusion is whatever the index stores, plain RRF if 
 - ``--stop none`` (fill the budget) at the caps 1000, 2000, 4000, 8000 and at extra
   budgets (250 ... 6000) that trace the fill curve of recall@Bt against mean tokens used;
 - ``--stop auto`` at the caps, with P(relevant) fitted out of sample (5 folds by query,
-  seed 0: each query's chunks are scored by a model fitted on the other folds), the
-  threshold t from the cost model (T = 10, c = 0.1; a chunk of n tokens stays while
-  P >= t x (n / mean chunk size) x (1 + the relevant chunks expected above it)), exactly
-  as ``ctxselect eval --stop auto``.
-- a label check of t: each query's net value under the cost model (the k-th relevant chunk
-  kept is worth V / k tokens, each token sent costs 1 + (T - 1) x c) at thresholds from
-  0.02 to 1, with the same out-of-sample P: the t labels would choose, against the formula's.
+  seed 0: each query's chunks are scored by a model fitted on the other folds) and the
+  threshold t chosen as ``tune`` chooses it (the cost model's t, T = 10, c = 0.1, unless the
+  labels disagree by more than one SE) on the other folds' queries; a chunk of n tokens
+  stays while P >= t x (n / mean chunk size) x (1 + the relevant chunks expected above it),
+  exactly as ``ctxselect eval --stop auto``.
 
 The fill curve is interpolated linearly at the stop rule's mean tokens. The issue's
 targets: (a) stop auto uses <= 60% of fill's mean tokens at every cap; (b) stopping is
@@ -37,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np
 
 from _common import REPO, datasets_root, replace_section
 from ctxselect import eval as _eval
 from ctxselect.api import index_paths, open_index
+from ctxselect.api.calibrate import choose_threshold
 from ctxselect.api.selections import (
     CALIBRATION_DEPTH,
     MemoCounter,
@@ -113,55 +111,31 @@ def measure(index: str, folder: Path, mode: str) -> dict[str, Any]:
     }
 
 
-GRID = tuple(float(t) for t in np.round(np.geomspace(0.02, 1.0, 40), 4))
-"""Thresholds t the label check tries."""
-
-
-def kept_by(ps: list[float], tokens: list[int], t: float, mean: float) -> int:
-    """How many ranked chunks ``stop auto`` keeps at threshold ``t``
-    (P >= t x (n / mean) x (1 + E), as ``budget.stop``)."""
-    above = 0.0
-    for i, p in enumerate(ps):
-        if p < t * (tokens[i] / mean) * (1 + above):
-            return i
-        above += p
-    return len(ps)
-
-
-def utility(relevant: list[int], tokens: list[int], keep: int, value: float, bill: float) -> float:
-    """The cost model's net value of the first ``keep`` chunks: the k-th relevant one is
-    worth value / k, every token costs ``bill``."""
-    found = sum(relevant[:keep])
-    worth = sum(value / k for k in range(1, found + 1))
-    return worth - bill * sum(tokens[:keep])
-
-
-def threshold_check(hits: dict[str, Any], labels: Any, plan: Any) -> dict[str, float]:
-    """The threshold t labels would choose: mean net value per query (out-of-sample P, the
-    cost model's value and price) at each t of :data:`GRID`, against the formula's t."""
+def threshold_check(hits: dict[str, Any], labels: Any, plan: Any) -> dict[str, Any]:
+    """The stop thresholds used (chosen per fold on the other folds' labels, as ``tune``
+    chooses: :func:`ctxselect.api.calibrate.choose_threshold`) and what the labels of every
+    query would say, with out-of-sample P: the best t and the net values per query."""
     bill = 1 + (_eval.DEFAULT_TURNS - 1) * _eval.CACHED_FACTOR
-    value = _calibration.DEFAULT_VALUE
-    rows = []
-    for qid, ranked in hits.items():
-        model = plan.models.get(qid)
-        if model is None or not ranked:
-            continue
-        ps = model.predict([h.score for h in ranked])
-        rel = [int(labels.grade(qid, h.doc_id, h.start, h.end) >= 1) for h in ranked]
-        toks = [h.n_tokens for h in ranked]
-        n_bar = plan.chunk_tokens
-        rows.append([utility(rel, toks, kept_by(ps, toks, t, n_bar), value, bill) for t in GRID])
-    table = np.array(rows)
-    mean, se = table.mean(axis=0), table.std(axis=0) / np.sqrt(len(table))
-    best = int(mean.argmax())
+    queries = [
+        (
+            plan.models[qid].predict([h.score for h in ranked]),
+            [int(labels.grade(qid, h.doc_id, h.start, h.end) >= 1) for h in ranked],
+            [h.n_tokens for h in ranked],
+        )
+        for qid, ranked in hits.items()
+        if qid in plan.models and ranked
+    ]
     formula = float(plan.threshold)
-    at = int(np.argmin([abs(t - formula) for t in GRID]))
+    choice = choose_threshold(
+        queries, formula, plan.chunk_tokens, value=_calibration.DEFAULT_VALUE, bill=bill
+    )
+    used = sorted(set(plan.thresholds.values()))
     return {
         "formula_t": round(formula, 3),
-        "best_t": GRID[best],
-        "best_value": round(float(mean[best]), 1),
-        "best_se": round(float(se[best]), 1),
-        "value_at_formula": round(float(mean[at]), 1),
+        "fold_t": [round(t, 3) for t in used],
+        "best_t": choice.label_threshold,
+        "value_at_choice": choice.net_value,
+        "rule": choice.rule,
     }
 
 
@@ -236,9 +210,10 @@ def markdown(rows: list[dict[str, Any]], notes: list[str], command: str, setups:
         "recall@Bt (fraction of relevant documents selected) and mean tokens sent, per budget "
         "cap B, with `--stop none` (fill the budget) and `--stop auto`, P(relevant) "
         "calibrated out of sample (5 folds by query, seed 0; each query scored by a model "
-        "fitted on the other folds; threshold t from the cost model, T = 10, c = 0.1: a chunk "
-        "of n tokens stays while P >= t x (n / mean chunk size) x (1 + the relevant chunks "
-        "expected above it)), as "
+        "fitted on the other folds; threshold t chosen as `tune` chooses it, on the other "
+        "folds' queries: the cost model's t, T = 10, c = 0.1, unless the labels disagree by "
+        "more than one standard error; a chunk of n tokens stays while P >= t x (n / mean "
+        "chunk size) x (1 + the relevant chunks expected above it)), as "
         "`ctxselect eval --budgets ... --stop auto` measures it. *fill @ stop tokens* is the "
         "fill curve (budgets 100 to 8,000) interpolated at the stop rule's mean tokens; "
         "*gain* = stop recall minus it. Test queries, skip packer, markdown framing, "
@@ -301,16 +276,17 @@ def main() -> None:
             fusion = f", fusion {result['fusion']}" if result["fusion"] else ""
             check = result.get("threshold_check")
             labels_say = (
-                f"; the t labels would choose: {check['best_t']:.3f} (net value "
-                f"{check['best_value']:.0f} ± {check['best_se']:.0f} tokens per query, "
-                f"{check['value_at_formula']:.0f} at the formula's t)"
+                f"; t per fold (chosen on the other folds): "
+                f"{', '.join(f'{t:.3f}' for t in check['fold_t'])}; on all the test queries "
+                f"the labels' best t is {check['best_t']:.3f}, and t would come from: "
+                f"{check['rule']}"
                 if check
                 else ""
             )
             setups.append(
                 f"- {name} {mode}: {result['chunks']} chunks ({result['chunking']}), mean "
                 f"{result['mean_chunk_tokens']} tokens{fusion}; {result['queries']} test "
-                f"queries; stop threshold t = {result['threshold']:.3f}{labels_say}"
+                f"queries; the cost model's t = {result['threshold']:.3f}{labels_say}"
             )
             modes += [mode] if mode not in modes else []
     notes = [line for mode in modes for line in verdicts(rows, mode)]

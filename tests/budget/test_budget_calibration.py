@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import ctxselect as cs
-from ctxselect.api.tune import calibrate_index
+from ctxselect.api.calibrate import GRID, calibrate_index
 from ctxselect.budget import calibration as cal
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.interfaces.cli import commands, tune  # noqa: F401  (register commands)
@@ -73,6 +73,10 @@ def test_calibrate_index_stores_p_that_search_and_select_show(tmp_path):
     assert [c.mode for c in report.calibrations] == ["bm25", "tfidf", "tfidf-sum"]
     assert report.skipped == {}  # keyword-only index: nothing to skip
     assert all(0 <= c.ece <= 1 and c.n_queries == 12 for c in report.calibrations)
+    first = report.calibrations[0]
+    assert first.cost_threshold == round(cal.cost_threshold(first.chunk_tokens, 10, 0.1), 6)
+    assert first.threshold in (first.cost_threshold, *GRID)  # the labels may move it
+    assert first.threshold_rule.startswith(("cost model", "labels"))
     with cs.open_index(ix) as idx:
         hits = idx.search("raredx raredy common", 5)
         assert hits[0].doc_id == "f03.txt"

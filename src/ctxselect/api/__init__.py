@@ -2,7 +2,8 @@
 
 ``read`` (open an index: search, select, explain, info; ``generation`` keeps the
 committed generation it reads current), ``write`` (index, add, remove, compact, verify;
-``sync`` is the one write they all make), ``watch``, ``evaluate``, ``sweep`` and ``tune``;
+``sync`` is the one write they all make), ``watch``, ``evaluate``, ``sweep``, ``tune`` (fusion)
+and ``calibrate`` (P(relevant) and the stop threshold);
 ``modes`` holds the write-side operations of the mode table and ``selections`` the
 budgeted-selection blocks.
 The CLI and the MCP server call these and nothing else. Write-side names load on first

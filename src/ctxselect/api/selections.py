@@ -19,6 +19,7 @@ from ctxselect import eval as _eval
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.errors import ConfigError
+from ctxselect.eval.folds import fold_of
 from ctxselect.tokens import MemoCounter
 from ctxselect.types import Hit
 
@@ -62,6 +63,9 @@ class StopPlan:
     threshold: float | None
     calibration: str
     chunk_tokens: float | None = None
+    thresholds: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    """qid -> the t ``auto`` uses for it, chosen on the other folds' labels (empty: use
+    ``threshold``)."""
 
 
 def plan_stop(
@@ -78,15 +82,17 @@ def plan_stop(
     """Decide how ``eval``/``sweep`` selections stop, never calibrating on evaluated labels.
 
     With labels the calibration is fitted per fold (k-fold by query, as
-    :func:`ctxselect.api.tune.fold_of`) on the other folds' queries and applied to the
+    :func:`ctxselect.eval.folds.fold_of`) on the other folds' queries and applied to the
     held-out queries' rankings; ``use_stored`` uses the index's stored calibration instead
     (which may have been fitted on these very labels: the caller's choice, and said so).
-    The threshold of ``auto`` is the cost model's (``tune``'s defaults, index mean chunk).
+    The threshold of ``auto`` is chosen as ``tune`` chooses it (the cost model's t, with
+    ``tune``'s defaults and the index mean chunk, unless the labels disagree by more than
+    one SE: :func:`ctxselect.api.calibrate.choose_threshold`), per fold on the other folds'
+    queries, so neither P nor t ever saw the labels of the queries they stop.
 
     Raises:
         ConfigError: ``stop`` is invalid, or a P threshold with no calibration to give P.
     """
-    from ctxselect.api.tune import fold_of  # tuning imports the retrievers; only here
 
     rule = _stop.check_stop(stop)
     if rule == "none":
@@ -116,9 +122,47 @@ def plan_stop(
     threshold = _calibration.cost_threshold(
         mean_chunk_tokens, _eval.DEFAULT_TURNS, _eval.CACHED_FACTOR
     )
+    sizes = {q: [h.n_tokens for h in hits[q][:CALIBRATION_DEPTH]] for q in rankings}
+    thresholds = _fold_thresholds(rankings, sizes, fold, threshold, mean_chunk_tokens)
     return StopPlan(
-        rule, models, round(threshold, 6), f"out of sample, {folds} folds", mean_chunk_tokens
+        rule,
+        models,
+        round(threshold, 6),
+        f"out of sample, {folds} folds",
+        mean_chunk_tokens,
+        thresholds,
     )
+
+
+def _fold_thresholds(
+    rankings: Mapping[str, tuple[list[float], list[int]]],
+    sizes: Mapping[str, list[int]],
+    fold: Mapping[str, int],
+    formula: float,
+    mean_tokens: float,
+) -> dict[str, float]:
+    """qid -> the t chosen on the other folds' queries, each scored by a model fitted
+    without its own fold and without the held-out one (nested)."""
+    from ctxselect.api.calibrate import choose_threshold  # calibrate imports the read path
+
+    bill = 1 + (_eval.DEFAULT_TURNS - 1) * _eval.CACHED_FACTOR
+    out: dict[str, float] = {}
+    for f in sorted(set(fold.values())):
+        held = [q for q in rankings if fold.get(q) == f]
+        train = {q: r for q, r in rankings.items() if fold.get(q) != f}
+        inner = _calibration.out_of_sample_models(train, {q: fold[q] for q in train})
+        scored = [
+            (inner[q].predict(scores), labels, sizes[q])
+            for q, (scores, labels) in train.items()
+            if q in inner and scores
+        ]
+        t = formula
+        if scored:
+            t = choose_threshold(
+                scored, formula, mean_tokens, value=_calibration.DEFAULT_VALUE, bill=bill
+            ).threshold
+        out.update({q: t for q in held})
+    return out
 
 
 def _stop_error(rule: float, why: str) -> ConfigError:
@@ -143,7 +187,8 @@ def stopped_hits(
     ranked = ranked[:depth]
     if model is None and isinstance(plan.rule, float):
         ranked = [dataclasses.replace(h, p_relevant=0.0) for h in ranked]  # no model: stop
-    threshold, mean = (plan.threshold, plan.chunk_tokens) if model else (None, None)
+    chosen = plan.thresholds.get(qid, plan.threshold)
+    threshold, mean = (chosen, plan.chunk_tokens) if model else (None, None)
     return _stop.cut_hits(ranked, plan.rule, threshold, mean).kept
 
 

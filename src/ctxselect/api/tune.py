@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,16 +31,16 @@ import numpy as np
 
 from ctxselect import eval as _eval
 from ctxselect.api.read import open_index
-from ctxselect.budget import calibration as _calibration
 from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval.folds import fold_of
 from ctxselect.eval.one_se import one_se_choice
 from ctxselect.retrieve.bm25 import BM25Retriever
 from ctxselect.retrieve.dense import DenseRetriever, Encoder
 from ctxselect.retrieve.fuse import Pool, fuse_pool
 from ctxselect.retrieve.hybrid import HybridRetriever
-from ctxselect.retrieve.modes import MODES, build_mode
+from ctxselect.retrieve.modes import build_mode
 from ctxselect.types import ChunkTable, Qrels, Rows
 
 DEFAULT_METRIC = "ndcg@10"
@@ -152,13 +151,6 @@ def default_grid(depth: int = DEFAULT_FUSE_DEPTH) -> list[FuseSpec]:
         for w in CONVEX_WEIGHTS
     ]
     return sorted(grid, key=complexity)
-
-
-def fold_of(qids: Sequence[str], folds: int, seed: int) -> dict[str, int]:
-    """Assign each query to one of ``folds`` folds, sizes differing by at most one."""
-    order = sorted(qids)
-    random.Random(seed).shuffle(order)
-    return {qid: i % folds for i, qid in enumerate(order)}
 
 
 def per_query_scores(
@@ -418,7 +410,7 @@ def tune_index(
         embedder: Query embedder (default: the index's own).
         write: Record the result in the index (False: only report it).
         wait: Seconds to wait for another writer.
-        calibrate: Then fit P(relevant) per mode (:func:`calibrate_index`) when writing
+        calibrate: Then fit P(relevant) per mode (``api.calibrate.calibrate_index``) when writing
             and at least 10 queries are labeled.
 
     Raises:
@@ -451,6 +443,8 @@ def tune_index(
                         "default_mode": mode,
                     }
                 )
+    from ctxselect.api.calibrate import MIN_CALIBRATION_QUERIES, calibrate_index  # it uses us
+
     if write and calibrate and report.n_queries >= MIN_CALIBRATION_QUERIES:
         # after the commit: P(relevant) of hybrid reads the fused scores just stored
         calibrate_index(index, queries, qrels, folds=folds, seed=seed, embedder=embedder, wait=wait)
@@ -480,106 +474,9 @@ def _summary(
     }
 
 
-MIN_CALIBRATION_QUERIES = 10
-DEFAULT_TURNS = _eval.DEFAULT_TURNS
-DEFAULT_CACHE_FACTOR = _eval.CACHED_FACTOR
-CalibrationReport = _calibration.CalibrationReport
-CALIBRATION_DEPTH = 100
-"""Chunks ranked per labeled query when calibrating P(relevant)."""
-
-
-def calibrate_index(
-    index: str | os.PathLike[str] | None,
-    queries: str | os.PathLike[str],
-    qrels: str | os.PathLike[str] | None = None,
-    *,
-    folds: int = DEFAULT_FOLDS,
-    seed: int = 0,
-    turns: int = DEFAULT_TURNS,
-    cache_factor: float = DEFAULT_CACHE_FACTOR,
-    value: float = _calibration.DEFAULT_VALUE,
-    depth: int = CALIBRATION_DEPTH,
-    embedder: Embedder | str | None = None,
-    write: bool = True,
-    wait: float = 0.0,
-) -> _calibration.CalibrationReport:
-    """Fit P(relevant) per retrieval mode on labeled queries and store it in the index.
-
-    Each labeled query is ranked ``depth`` chunks deep in every mode the index can search
-    (dense and hybrid are skipped, and said so, when the index has no dense vectors); a
-    chunk is relevant when its document has grade >= 1 in the qrels (as ``eval`` judges
-    chunk runs). The model (:mod:`ctxselect.budget.calibration`) is fitted on every query;
-    its ECE, log loss and Brier score are measured out of sample, k-fold by query
-    (:func:`fold_of`). The stopping threshold of ``stop="auto"`` is the cost model's
-    ``min(1, n × (1 + (turns − 1) × cache_factor) / value)`` with n the mean chunk size.
-
-    Raises:
-        InputError: Fewer than 10 labeled queries fit the index.
-        ConfigError: ``folds``, ``turns``, ``cache_factor`` or ``value`` is out of range.
-    """
-    if not (turns >= 1 and 0.0 <= cache_factor <= 1.0 and value > 0):
-        raise ConfigError(
-            f"calibration needs turns >= 1, a cache factor in [0, 1] and a value > 0 tokens, "
-            f"got turns={turns}, cache_factor={cache_factor}, value={value}"
-        )
-    with open_index(index, embedder=embedder) as idx:
-        labeled = _eval.load_labeled_set(queries, qrels, None, set(idx.store.doc_hashes()), len)
-        qrel = labeled.labels.qrels
-        texts = {
-            q: t
-            for q, t in labeled.queries.items()
-            if any(g >= 1 for g in qrel.get(q, {}).values())
-        }
-        if len(texts) < MIN_CALIBRATION_QUERIES:
-            raise InputError(
-                f"calibration needs at least {MIN_CALIBRATION_QUERIES} labeled queries with a "
-                f"relevant document in index {idx.path}, found {len(texts)}: label more queries"
-            )
-        if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(texts):
-            raise ConfigError(f"folds must be a whole number from 2 to {len(texts)}, got {folds!r}")
-        fold = fold_of(list(texts), folds, seed)
-        counts = idx.store.counts()
-        chunk_tokens = counts["tokens"] / max(1, counts["chunks"])
-        done, skipped = [], {}
-        for mode in idx.modes():
-            if MODES.get(mode).needs_embedder and idx.settings.embedder is None:
-                skipped[mode] = "the index has no dense vectors"
-                continue
-            ranked = idx.retriever(mode).search_many(texts, depth)
-            rankings = {
-                q: ([h.score for h in hits], [int(qrel[q].get(h.doc_id, 0) >= 1) for h in hits])
-                for q, hits in ranked.items()
-            }
-            if not any(scores for scores, _ in rankings.values()):
-                skipped[mode] = "no labeled query has a ranked chunk in this mode"
-                continue
-            done.append(
-                _calibration.calibrate(
-                    mode,
-                    rankings,
-                    fold,
-                    depth=depth,
-                    turns=turns,
-                    cache_factor=cache_factor,
-                    value=value,
-                    chunk_tokens=chunk_tokens,
-                )
-            )
-        report = _calibration.CalibrationReport(
-            idx.path, tuple(done), skipped, len(texts), folds, seed
-        )
-        if write and done:
-            stored = {c.mode: c.to_manifest() for c in done}
-            with idx.store.lock(wait):
-                idx.store.commit_settings({"calibration": stored})
-        return report
-
-
 __all__ = [
-    "CalibrationReport",
     "FoldResult",
     "TuningReport",
-    "calibrate_index",
     "complexity",
     "default_grid",
     "fold_of",

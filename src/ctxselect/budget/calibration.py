@@ -21,7 +21,7 @@ Every feature depends on the chunk, the ones ranked above it and the top
 for as long as at least that many are ranked (``Index.search`` ranks that many when the
 mode is calibrated). Features are standardised with the training means and deviations,
 stored with the coefficients. One model per retrieval mode; tuning
-(:func:`ctxselect.api.tune.calibrate_index`) fits it and stores it in the index manifest.
+(:func:`ctxselect.api.calibrate.calibrate_index`) fits it and stores it in the index manifest.
 
 Stopping threshold (cost model of :mod:`ctxselect.eval.cost`): a chunk of n tokens stays
 in the context for T turns and is billed n × (1 + (T − 1) × c). Its value has diminishing
@@ -236,8 +236,10 @@ class Calibration:
     Attributes:
         mode: The retrieval mode whose scores it reads.
         model: The fitted model (on every labeled query).
-        threshold: t of ``stop="auto"``: the P a query's first chunk needs; a chunk
-            with E relevant chunks expected above needs t × (1 + E) (:func:`cost_threshold`).
+        threshold: t of ``stop="auto"``: the P a chunk of the mean size needs when no
+            relevant chunk is expected above it (see the module docstring); the cost
+            model's t unless the labels say otherwise by more than one standard error
+            (``ctxselect.api.calibrate``).
         ece: Out-of-sample expected calibration error (k-fold by query, 10 bins).
         log_loss: Out-of-sample log loss.
         brier: Out-of-sample Brier score.
@@ -250,6 +252,12 @@ class Calibration:
         cache_factor: c of the cost model.
         value: V of the cost model, in tokens.
         chunk_tokens: n of the cost model: the index's mean chunk size.
+        cost_threshold: The cost model's t (:func:`cost_threshold`).
+        label_threshold: The t with the best mean net value per labeled query (P out of
+            sample), before the one-SE rule.
+        net_value: Mean net value per labeled query at ``threshold``, in tokens.
+        net_value_se: Its standard error.
+        threshold_rule: How ``threshold`` was chosen, in words.
     """
 
     mode: str
@@ -267,6 +275,11 @@ class Calibration:
     cache_factor: float
     value: float
     chunk_tokens: float
+    cost_threshold: float = 0.0
+    label_threshold: float = 0.0
+    net_value: float = 0.0
+    net_value_se: float = 0.0
+    threshold_rule: str = "cost model"
 
     def to_manifest(self) -> dict[str, Any]:
         """Return the JSON-able form the manifest keeps."""
@@ -282,7 +295,12 @@ class Calibration:
                 return None
             raw = dict(data["model"])
             model = Model(tuple(raw["coef"]), tuple(raw["center"]), tuple(raw["scale"]))
-            fields = {k: data[k] for k in cls.__dataclass_fields__ if k != "model"}
+            optional = ("cost_threshold", "label_threshold", "net_value", "net_value_se")
+            fields = {
+                k: data[k]
+                for k in cls.__dataclass_fields__
+                if k != "model" and (k in data or k not in (*optional, "threshold_rule"))
+            }
             made = cls(model=model, **fields)
         except (KeyError, TypeError, ValueError):
             return None
@@ -334,8 +352,8 @@ def describe_auto(stored: Mapping[str, Any] | None, modes: Sequence[str]) -> dic
     for mode in modes:
         cal = found.get(mode)
         out[mode] = (
-            f"calibrated: keep chunks while P(relevant) >= {cal.threshold:.3f} x (1 + the "
-            "relevant chunks expected above) "
+            f"calibrated: keep a chunk of n tokens while P(relevant) >= {cal.threshold:.3f} "
+            f"x (n / {cal.chunk_tokens:.0f}) x (1 + the relevant chunks expected above) "
             f"(out-of-sample ECE {cal.ece:.3f}, {cal.n_queries} queries)"
             if cal is not None
             else "uncalibrated: cut at the largest score gap among the top 20 "
@@ -378,10 +396,11 @@ def calibrate(
 ) -> Calibration:
     """Fit ``mode``'s model on every query and measure it out of sample by ``fold``."""
     reliability = cross_validate(rankings, fold)
+    formula = round(cost_threshold(chunk_tokens, turns, cache_factor, value), 6)
     return Calibration(
         mode=mode,
         model=fit(list(rankings.values())),
-        threshold=round(cost_threshold(chunk_tokens, turns, cache_factor, value), 6),
+        threshold=formula,
         ece=round(reliability.ece, 6),
         log_loss=round(reliability.log_loss, 6),
         brier=round(reliability.brier, 6),
@@ -394,4 +413,6 @@ def calibrate(
         cache_factor=cache_factor,
         value=value,
         chunk_tokens=round(chunk_tokens, 3),
+        cost_threshold=formula,
+        label_threshold=formula,
     )

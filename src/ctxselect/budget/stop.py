@@ -117,6 +117,24 @@ def cut_hits(
     return _gap_cut(hits)
 
 
+def auto_bar(threshold: float, size: float, above: float) -> float:
+    """The P ``auto`` needs of a chunk: threshold × size × (1 + above), ``size`` the
+    chunk's tokens over the mean the threshold was set for, ``above`` the P summed above."""
+    return threshold * size * (1.0 + above)
+
+
+def auto_kept(
+    ps: Sequence[float], tokens: Sequence[int], threshold: float, mean_tokens: float
+) -> int:
+    """How many leading chunks of a ranking (P and tokens of each) ``auto`` keeps."""
+    above = 0.0
+    for i, (p, n) in enumerate(zip(ps, tokens, strict=True)):
+        if p < auto_bar(threshold, n / mean_tokens, above):
+            return i
+        above += p
+    return len(ps)
+
+
 def _threshold_cut(
     hits: tuple[Hit, ...],
     threshold: float,
@@ -130,7 +148,7 @@ def _threshold_cut(
     for i, hit in enumerate(hits):
         p = float(hit.p_relevant or 0.0)
         size = hit.n_tokens / mean_tokens if diminishing and mean_tokens else 1.0
-        needed = threshold * size * (1.0 + above) if diminishing else threshold
+        needed = auto_bar(threshold, size, above) if diminishing else threshold
         if p < needed:
             why = f"P {p:.2f} < {needed:.2f}"
             if diminishing and (above > 0 or size != 1.0):

@@ -9,16 +9,13 @@ import click
 
 from ctxselect import api, config
 from ctxselect.api import modes
-from ctxselect.api.tune import (
+from ctxselect.api.calibrate import (
     DEFAULT_CACHE_FACTOR,
-    DEFAULT_FOLDS,
-    DEFAULT_METRIC,
     DEFAULT_TURNS,
     CalibrationReport,
-    TuningReport,
     calibrate_index,
-    tune_index,
 )
+from ctxselect.api.tune import DEFAULT_FOLDS, DEFAULT_METRIC, TuningReport, tune_index
 from ctxselect.errors import InputError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
@@ -172,19 +169,22 @@ def calibration_report(report: CalibrationReport, *, written: bool) -> str:
         f"calibrated P(relevant) on {report.n_queries} labeled queries, {report.folds}-fold "
         f"cross-validation by query (seed {report.seed}); ECE, log loss and Brier out of sample",
         f"{'mode':<9}  {'ECE':>6}  {'logloss':>7}  {'Brier':>6}  {'base':>6}  {'chunks':>7}  "
-        f"{'stop t':>9}",
+        f"{'stop t':>6}  {'labels':>6}  net value/query  t from",
     ]
     lines += [
         f"{c.mode:<9}  {c.ece:>6.4f}  {c.log_loss:>7.4f}  {c.brier:>6.4f}  {c.base_rate:>6.4f}  "
-        f"{c.n_chunks:>7}  {c.threshold:>9.3f}"
+        f"{c.n_chunks:>7}  {c.threshold:>6.3f}  {c.label_threshold:>6.3f}  "
+        f"{c.net_value:>7.0f} ± {c.net_value_se:<5.0f}  {c.threshold_rule}"
         for c in report.calibrations
     ]
     lines += [f"{mode:<9}  not calibrated: {why}" for mode, why in report.skipped.items()]
     if report.calibrations:
         c = report.calibrations[0]
         lines.append(
-            f"stop threshold t = min(1, n x (1 + (T - 1) x c) / V) = {c.chunk_tokens:.0f} x "
-            f"(1 + {c.turns - 1} x {c.cache_factor:g}) / {c.value:g}"
+            f"cost model: t = min(1, n x (1 + (T - 1) x c) / V) = {c.chunk_tokens:.0f} x "
+            f"(1 + {c.turns - 1} x {c.cache_factor:g}) / {c.value:g} = {c.cost_threshold:.3f}; "
+            "labels: the t with the best mean net value per query (P out of sample); the cost "
+            "model's t is kept unless it lags that by more than one standard error"
         )
     lines.append(
         "written to the index: select --stop auto keeps a chunk of m tokens while "

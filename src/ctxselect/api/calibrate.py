@@ -1,0 +1,256 @@
+"""Calibrate P(relevant) per retrieval mode on labeled queries, and choose the stop threshold.
+
+:func:`calibrate_index` ranks each labeled query 100 chunks deep in every mode the index
+can search, fits :mod:`ctxselect.budget.calibration`'s model on every query, measures it
+out of sample (k-fold by query), and stores it with the threshold t of ``stop="auto"``.
+
+The threshold starts from the cost model: t = min(1, n̄ × (1 + (T − 1) × c) / V). The
+labels then check it, with the rule fusion tuning uses (one standard error, Hastie,
+Tibshirani & Friedman, *ESL* §7.10): each query's net value under the same cost model (the
+k-th relevant chunk kept is worth V / k tokens, every token sent costs 1 + (T − 1) × c)
+is computed at the cost model's t and at :data:`GRID` thresholds, with P out of sample
+(each query's P from a model fitted on the other folds). The cost model's t is kept when
+its mean net value is within one paired standard error of the best threshold's; otherwise
+the t closest to it (on a log scale) that is within one SE is taken. A calibrated P makes
+the formula right in expectation, so the labels move t only when they disagree clearly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctxselect import eval as _eval
+from ctxselect.api.read import open_index
+from ctxselect.api.tune import DEFAULT_FOLDS
+from ctxselect.budget import calibration as _calibration
+from ctxselect.budget.stop import auto_kept
+from ctxselect.embed import Embedder
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.eval.folds import fold_of
+from ctxselect.eval.one_se import one_se_choice, paired_se
+from ctxselect.retrieve.modes import MODES
+
+MIN_CALIBRATION_QUERIES = 10
+DEFAULT_TURNS = _eval.DEFAULT_TURNS
+DEFAULT_CACHE_FACTOR = _eval.CACHED_FACTOR
+CalibrationReport = _calibration.CalibrationReport
+CALIBRATION_DEPTH = 100
+"""Chunks ranked per labeled query when calibrating P(relevant)."""
+GRID = tuple(float(t) for t in np.round(np.geomspace(0.01, 1.0, 41), 4))
+"""Thresholds the labels are asked about, beside the cost model's own."""
+
+Ranking = tuple[Sequence[float], Sequence[int]]
+"""One query's ranked scores (best first) and 0/1 labels."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdChoice:
+    """The stop threshold the labels leave (or move) the cost model's t at.
+
+    Attributes:
+        threshold: The t chosen.
+        cost_threshold: The cost model's t.
+        label_threshold: The t with the best mean net value.
+        net_value: Mean net value per query at ``threshold``, in tokens.
+        net_value_se: Its paired standard error against the best.
+        rule: How it was chosen, in words.
+    """
+
+    threshold: float
+    cost_threshold: float
+    label_threshold: float
+    net_value: float
+    net_value_se: float
+    rule: str
+
+
+def net_value(
+    relevant: Sequence[int], tokens: Sequence[int], keep: int, value: float, bill: float
+) -> float:
+    """The cost model's net value of the first ``keep`` chunks, in tokens: the k-th
+    relevant one is worth ``value / k``, every token costs ``bill``."""
+    found = int(sum(relevant[:keep]))
+    return value * sum(1.0 / k for k in range(1, found + 1)) - bill * float(sum(tokens[:keep]))
+
+
+def choose_threshold(
+    queries: Sequence[tuple[Sequence[float], Sequence[int], Sequence[int]]],
+    formula: float,
+    mean_tokens: float,
+    *,
+    value: float,
+    bill: float,
+) -> ThresholdChoice:
+    """Choose t from the cost model's ``formula`` and the labels (see the module docstring).
+
+    Args:
+        queries: Per labeled query: P (out of sample), 0/1 labels and tokens of its
+            ranked chunks, best first.
+        formula: The cost model's t.
+        mean_tokens: n̄, the chunk size t is set for.
+        value: V, what a query's first relevant chunk is worth in tokens.
+        bill: What a token sent costs over the turns, 1 + (T − 1) × c.
+    """
+    grid = [formula, *(t for t in GRID if not math.isclose(t, formula))]
+    table = np.array(
+        [
+            [
+                net_value(rel, toks, auto_kept(ps, toks, t, mean_tokens), value, bill)
+                for ps, rel, toks in queries
+            ]
+            for t in grid
+        ]
+    )
+    order = sorted(range(len(grid)), key=lambda i: abs(math.log(grid[i] / formula)))
+    chosen = one_se_choice(table, order)
+    best = int(np.argmax(table.mean(axis=1)))
+    se = float(paired_se(table, best)[chosen])
+    rule = (
+        "cost model (the labels' best t is within one SE)"
+        if chosen == 0
+        else f"labels, one-SE rule toward the cost model's t {formula:.3f}"
+    )
+    return ThresholdChoice(
+        threshold=round(grid[chosen], 6),
+        cost_threshold=round(formula, 6),
+        label_threshold=round(grid[best], 6),
+        net_value=round(float(table[chosen].mean()), 1),
+        net_value_se=round(se, 1),
+        rule=rule,
+    )
+
+
+def calibrate_index(
+    index: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
+    *,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    turns: int = DEFAULT_TURNS,
+    cache_factor: float = DEFAULT_CACHE_FACTOR,
+    value: float = _calibration.DEFAULT_VALUE,
+    depth: int = CALIBRATION_DEPTH,
+    embedder: Embedder | str | None = None,
+    write: bool = True,
+    wait: float = 0.0,
+) -> _calibration.CalibrationReport:
+    """Fit P(relevant) per retrieval mode on labeled queries and store it in the index.
+
+    Each labeled query is ranked ``depth`` chunks deep in every mode the index can search
+    (dense and hybrid are skipped, and said so, when the index has no dense vectors); a
+    chunk is relevant when its document has grade >= 1 in the qrels (as ``eval`` judges
+    chunk runs). The model (:mod:`ctxselect.budget.calibration`) is fitted on every query;
+    its ECE, log loss and Brier score are measured out of sample, k-fold by query
+    (:func:`fold_of`). The stopping threshold of ``stop="auto"`` is the cost model's
+    ``min(1, n × (1 + (turns − 1) × cache_factor) / value)`` with n the mean chunk size,
+    unless the labels disagree by more than one SE (:func:`choose_threshold`).
+
+    Raises:
+        InputError: Fewer than 10 labeled queries fit the index.
+        ConfigError: ``folds``, ``turns``, ``cache_factor`` or ``value`` is out of range.
+    """
+    if not (turns >= 1 and 0.0 <= cache_factor <= 1.0 and value > 0):
+        raise ConfigError(
+            f"calibration needs turns >= 1, a cache factor in [0, 1] and a value > 0 tokens, "
+            f"got turns={turns}, cache_factor={cache_factor}, value={value}"
+        )
+    with open_index(index, embedder=embedder) as idx:
+        labeled = _eval.load_labeled_set(queries, qrels, None, set(idx.store.doc_hashes()), len)
+        qrel = labeled.labels.qrels
+        texts = {
+            q: t
+            for q, t in labeled.queries.items()
+            if any(g >= 1 for g in qrel.get(q, {}).values())
+        }
+        if len(texts) < MIN_CALIBRATION_QUERIES:
+            raise InputError(
+                f"calibration needs at least {MIN_CALIBRATION_QUERIES} labeled queries with a "
+                f"relevant document in index {idx.path}, found {len(texts)}: label more queries"
+            )
+        if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(texts):
+            raise ConfigError(f"folds must be a whole number from 2 to {len(texts)}, got {folds!r}")
+        fold = fold_of(list(texts), folds, seed)
+        counts = idx.store.counts()
+        chunk_tokens = counts["tokens"] / max(1, counts["chunks"])
+        done, skipped = [], {}
+        for mode in idx.modes():
+            if MODES.get(mode).needs_embedder and idx.settings.embedder is None:
+                skipped[mode] = "the index has no dense vectors"
+                continue
+            ranked = idx.retriever(mode).search_many(texts, depth)
+            rankings = {
+                q: ([h.score for h in hits], [int(qrel[q].get(h.doc_id, 0) >= 1) for h in hits])
+                for q, hits in ranked.items()
+            }
+            if not any(scores for scores, _ in rankings.values()):
+                skipped[mode] = "no labeled query has a ranked chunk in this mode"
+                continue
+            made = _calibration.calibrate(
+                mode,
+                rankings,
+                fold,
+                depth=depth,
+                turns=turns,
+                cache_factor=cache_factor,
+                value=value,
+                chunk_tokens=chunk_tokens,
+            )
+            sizes = {q: [h.n_tokens for h in hits] for q, hits in ranked.items()}
+            done.append(_with_threshold(made, rankings, sizes, fold))
+        report = _calibration.CalibrationReport(
+            idx.path, tuple(done), skipped, len(texts), folds, seed
+        )
+        if write and done:
+            stored = {c.mode: c.to_manifest() for c in done}
+            with idx.store.lock(wait):
+                idx.store.commit_settings({"calibration": stored})
+        return report
+
+
+def _with_threshold(
+    made: _calibration.Calibration,
+    rankings: Mapping[str, Ranking],
+    sizes: Mapping[str, Sequence[int]],
+    fold: Mapping[str, int],
+) -> _calibration.Calibration:
+    """``made`` with the threshold :func:`choose_threshold` leaves or moves it to."""
+    models = _calibration.out_of_sample_models(rankings, fold)
+    queries = [
+        (models[q].predict(scores), labels, sizes[q])
+        for q, (scores, labels) in rankings.items()
+        if q in models and scores
+    ]
+    choice = choose_threshold(
+        queries,
+        made.threshold,
+        made.chunk_tokens,
+        value=made.value,
+        bill=1 + (made.turns - 1) * made.cache_factor,
+    )
+    return dataclasses.replace(
+        made,
+        threshold=choice.threshold,
+        cost_threshold=choice.cost_threshold,
+        label_threshold=choice.label_threshold,
+        net_value=choice.net_value,
+        net_value_se=choice.net_value_se,
+        threshold_rule=choice.rule,
+    )
+
+
+__all__ = [
+    "CALIBRATION_DEPTH",
+    "MIN_CALIBRATION_QUERIES",
+    "CalibrationReport",
+    "ThresholdChoice",
+    "calibrate_index",
+    "choose_threshold",
+    "net_value",
+]
