@@ -27,12 +27,11 @@ import numpy as np
 
 from ctxselect import eval as _eval
 from ctxselect.api.read import open_index
-from ctxselect.api.tune import DEFAULT_FOLDS
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget.stop import auto_kept
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
-from ctxselect.eval.folds import fold_of
+from ctxselect.eval.folds import DEFAULT_FOLDS, fold_of
 from ctxselect.eval.one_se import one_se_choice, paired_se
 from ctxselect.retrieve.modes import MODES
 

@@ -34,7 +34,7 @@ from ctxselect.api.read import open_index
 from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
-from ctxselect.eval.folds import fold_of
+from ctxselect.eval.folds import DEFAULT_FOLDS, fold_of
 from ctxselect.eval.one_se import one_se_choice
 from ctxselect.retrieve.bm25 import BM25Retriever
 from ctxselect.retrieve.dense import DenseRetriever, Encoder
@@ -44,7 +44,6 @@ from ctxselect.retrieve.modes import build_mode
 from ctxselect.types import ChunkTable, Qrels, Rows
 
 DEFAULT_METRIC = "ndcg@10"
-DEFAULT_FOLDS = 5
 RRF_KS = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 RRF_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 CONVEX_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))

@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+DEFAULT_FOLDS = 5
+"""Folds of every cross-validation by query unless told otherwise."""
+
 
 def fold_of(qids: Sequence[str], folds: int, seed: int) -> dict[str, int]:
     """Assign each query to one of ``folds`` folds, sizes differing by at most one.
@@ -16,4 +19,4 @@ def fold_of(qids: Sequence[str], folds: int, seed: int) -> dict[str, int]:
     return {qid: i % folds for i, qid in enumerate(order)}
 
 
-__all__ = ["fold_of"]
+__all__ = ["DEFAULT_FOLDS", "fold_of"]

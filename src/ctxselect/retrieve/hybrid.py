@@ -48,14 +48,6 @@ def _rank(rank: int) -> str:
     return f"rank {rank}" if rank else "outside its list"
 
 
-def _keyword_class(mode: str) -> RetrieverClass:
-    """The retriever class of the keyword mode ``mode`` (looked up in the mode table)."""
-    from ctxselect.retrieve.modes import MODES  # the table imports this module
-
-    cls: RetrieverClass = MODES.get(mode).retriever
-    return cls
-
-
 class HybridRetriever:
     """Fuses a keyword retriever (``bm25`` by default) with a :class:`DenseRetriever`."""
 
@@ -89,7 +81,7 @@ class HybridRetriever:
         embedder: Encoder,
         spec: FuseSpec | None = None,
         *,
-        keyword: str = BM25Retriever.mode,
+        keyword: RetrieverClass = BM25Retriever,
         vectors: np.ndarray | None = None,
         ann_threshold: int = DEFAULT_ANN_THRESHOLD,
         **keyword_params: Any,
@@ -100,12 +92,12 @@ class HybridRetriever:
             table: The chunks.
             embedder: The dense model (see :meth:`DenseRetriever.build`).
             spec: How to fuse (default ``FuseSpec()``: RRF, k = 60, equal weights).
-            keyword: A keyword mode name (``bm25``, ``tfidf`` ...).
+            keyword: The keyword mode's retriever class (``BM25Retriever`` ...).
             vectors: Precomputed chunk vectors, one row per table row.
             ann_threshold: See :meth:`DenseRetriever.build`.
             **keyword_params: Passed to the keyword mode's ``build`` (e.g. ``k1``).
         """
-        sparse = _keyword_class(keyword).build(table, **keyword_params)
+        sparse = keyword.build(table, **keyword_params)
         dense = DenseRetriever.build(table, embedder, vectors, ann_threshold=ann_threshold)
         return cls(sparse, dense, spec)
 
@@ -116,21 +108,23 @@ class HybridRetriever:
         arrays: Mapping[str, np.ndarray],
         embedder: Encoder,
         spec: FuseSpec | None = None,
+        *,
+        keyword: RetrieverClass = BM25Retriever,
         **keyword_params: Any,
     ) -> HybridRetriever:
-        """Rebuild from :meth:`arrays`: ``<keyword mode>/<name>`` and ``dense/<name>``."""
+        """Rebuild from :meth:`arrays`: ``<keyword mode>/<name>`` and ``dense/<name>``,
+        the keyword side with ``keyword`` (the class whose arrays they are)."""
         modes = {name.split("/", 1)[0] for name in arrays if "/" in name} - {DENSE}
-        if len(modes) != 1:
+        if modes != {keyword.mode}:
             raise IndexCorruptError(
-                f"the hybrid index should hold one keyword mode's arrays, found "
-                f"{sorted(modes) or 'none'}: rebuild the index"
+                f"the hybrid index should hold the arrays of {keyword.mode} and dense, found "
+                f"{sorted(modes) or 'none'} beside dense: rebuild the index"
             )
-        mode = modes.pop()
         parts = {
             m: {n.split("/", 1)[1]: a for n, a in arrays.items() if n.startswith(f"{m}/")}
-            for m in (mode, DENSE)
+            for m in (keyword.mode, DENSE)
         }
-        sparse = _keyword_class(mode).load(table, parts[mode], **keyword_params)
+        sparse = keyword.load(table, parts[keyword.mode], **keyword_params)
         return cls(sparse, DenseRetriever.load(table, parts[DENSE], embedder), spec)
 
     def arrays(self) -> dict[str, np.ndarray]:
