@@ -106,6 +106,8 @@ def ours_build(work: Path) -> dict[str, Any]:
     with cs.open_index(work / "ix") as idx:
         disk = idx.store.disk_bytes()
     arrays = sum(p.stat().st_size for p in (work / "ix" / "arrays").iterdir())
+    with open(work / "ix" / "index.sqlite", "rb") as f:  # SQLite's header: page size at 16
+        page = int.from_bytes(f.read(18)[16:18], "big")
     return {
         "step": "ours-build",
         "chunks": report.chunks,
@@ -114,6 +116,7 @@ def ours_build(work: Path) -> dict[str, Any]:
         "disk_mb": round(disk / 1e6, 1),
         "arrays_mb": round(arrays / 1e6, 1),
         "sqlite_mb": round((disk - arrays) / 1e6, 1),
+        "sqlite_page_size": 65536 if page == 1 else page,
         "peak_rss_mb": _peak_mb(),
     }
 
@@ -137,6 +140,23 @@ def ours_query(work: Path, repeats: int) -> dict[str, Any]:
         "rss_after_mb": _rss_mb(),
         "peak_rss_mb": _peak_mb(),
     }
+
+
+def ours_query_modes(work: Path, repeats: int) -> dict[str, Any]:
+    """Queries/s of the other keyword modes (tfidf-sum computes its weights per term)."""
+    import ctxselect as cs
+
+    queries = _queries()
+    out: dict[str, Any] = {"step": "ours-query-modes", "queries": len(queries)}
+    with cs.open_index(work / "ix") as idx:
+        for mode in ("tfidf", "tfidf-sum"):
+            idx.search("warm up", K, mode)
+            first, _ = best_of(1, lambda m=mode: [idx.search(q, K, m) for q in queries])
+            seconds, _ = best_of(repeats, lambda m=mode: [idx.search(q, K, m) for q in queries])
+            out[f"qps_{mode}_first_loop"] = round(len(queries) / first, 1)
+            out[f"qps_{mode}"] = round(len(queries) / seconds, 1)
+    out["peak_rss_mb"] = _peak_mb()
+    return out
 
 
 def _doc(doc_id: str, i: int) -> Any:
@@ -330,6 +350,7 @@ CHILDREN = {
     "gen": lambda a: gen(Path(a.work), a.chunks // PER_DOC),
     "ours-build": lambda a: ours_build(Path(a.work)),
     "ours-query": lambda a: ours_query(Path(a.work), a.repeats),
+    "ours-query-modes": lambda a: ours_query_modes(Path(a.work), a.repeats),
     "ours-update": lambda a: ours_update(Path(a.work), a.updates),
     "bm25s-build": lambda a: bm25s_build(Path(a.work)),
     "bm25s-query": lambda a: bm25s_query(Path(a.work), a.repeats, mmap=False),
@@ -381,6 +402,7 @@ def scale_table(records: list[dict[str, Any]]) -> str:
     """The million-chunk figures as a markdown table."""
     s = _by_step(records)
     b, q, u = s.get("ours-build", {}), s.get("ours-query", {}), s.get("ours-update", {})
+    qm = s.get("ours-query-modes", {})
     bb, bq, bm = s.get("bm25s-build", {}), s.get("bm25s-query", {}), s.get("bm25s-query-mmap", {})
     corpus = s.get("gen", {}).get("corpus_mb")
     # the issue's yardstick: on disk against bm25s's index plus the raw texts it lacks
@@ -403,6 +425,12 @@ def scale_table(records: list[dict[str, Any]]) -> str:
         (f"on disk / (bm25s index + corpus.jsonl {corpus} MB)", ratio, "–"),
         ("open s (fresh process)", q.get("open_s"), bq.get("open_s")),
         ("queries/s, 1 thread (SciFact test queries, k=10)", q.get("qps"), bq.get("qps")),
+        (
+            "queries/s in modes tfidf / tfidf-sum (first loop)",
+            f"{qm.get('qps_tfidf')} / {qm.get('qps_tfidf-sum')} "
+            f"({qm.get('qps_tfidf_first_loop')} / {qm.get('qps_tfidf-sum_first_loop')})",
+            "–",
+        ),
         (
             "peak RSS while querying, MB",
             q.get("peak_rss_mb"),
@@ -524,6 +552,7 @@ def main(argv: list[str] | None = None) -> None:
         "gen",
         "ours-build",
         "ours-query",
+        "ours-query-modes",
         "ours-update",
         "bm25s-build",
         "bm25s-query",

@@ -37,7 +37,15 @@ def _expand(
     return (
         np.repeat(ids, counts),
         np.asarray(raw["rows"], dtype=np.int64),
-        np.asarray(raw["tfs"], dtype=np.int32),
+        np.asarray(raw["tfs"]),  # as stored (uint8 mostly): no int32 copy of the base's
+    )
+
+
+def narrow_counts(tfs: np.ndarray) -> np.ndarray:
+    """Term counts as uint8, uint16 or int32, the first that holds them (as retrieve/_sparse)."""
+    top = int(tfs.max()) if len(tfs) else 0
+    return np.asarray(
+        tfs, dtype=np.uint8 if top <= 0xFF else np.uint16 if top <= 0xFFFF else np.int32
     )
 
 
@@ -62,7 +70,7 @@ def _csc(
         "vocab": encode_vocab([t for t, keep in zip(vocab, present.tolist(), strict=True) if keep]),
         "indptr": indptr,
         "rows": (keys - terms * stride).astype(np.int32),
-        "tfs": tfs.astype(np.int32),
+        "tfs": narrow_counts(tfs),
         "lengths": lengths.astype(np.int32),
     }
 
@@ -123,7 +131,8 @@ def compact(
         d_keys, d_tfs = d_keys[order], d_tfs[order]
         at = np.searchsorted(base_keys, d_keys)
         base_keys = np.insert(base_keys, at, d_keys)
-        base_tfs = np.insert(base_tfs, at, d_tfs)
+        wide = np.promote_types(base_tfs.dtype, d_tfs.dtype)  # a delta may count higher
+        base_tfs = np.insert(base_tfs.astype(wide, copy=False), at, d_tfs)
     return _csc(vocab, base_keys, base_tfs, lengths, stride)
 
 

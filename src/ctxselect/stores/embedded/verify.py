@@ -89,6 +89,7 @@ def _postings(name: str, arrays: Mapping[str, np.ndarray], n_rows: int) -> list[
         and int(indptr[-1]) == len(rows) == len(arrays["tfs"])
         and len(arrays["lengths"]) == n_rows
         and (not len(rows) or (int(rows.min()) >= 0 and int(rows.max()) < n_rows))
+        and np.asarray(arrays["tfs"]).dtype.kind in "iu"  # uint8 mostly; int32 before
         and bool(np.all(np.asarray(arrays["tfs"]) >= 1))
     )
     if ok and "weights" in arrays:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.base import ModeArrays
-from ctxselect.stores.embedded import disk, files, integrity, texts
+from ctxselect.stores.embedded import disk, files, integrity, pages, texts
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]  # commits made by this process: open indexes compare it to reload at once
@@ -90,6 +90,8 @@ class Writes:
         """
         current = self.read_manifest()
         generation = int(current.get("generation", 0)) + 1
+        if generation == 1:  # the first commit: large pages if it brings much text
+            pages.fit(self._conn, documents)
         replaced = current.get("base")
         seq = self._sequence()
         new_ids = np.arange(seq + 1, seq + 1 + len(chunks), dtype=np.int64)
