@@ -150,7 +150,7 @@ def load_base(
         size = os.fstat(handle.fileno()).st_size
         buffer: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     if check:
-        integrity.check_file(folder, path, buffer, base.get("crc32"))
+        integrity.check_file(folder, path, base.get("crc32"))
     views: dict[str, np.ndarray] = {}
     try:
         for key, (dtype, shape, offset) in base["layout"].items():
