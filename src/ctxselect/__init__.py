@@ -31,25 +31,23 @@ from ctxselect.types import (
     VerifyReport,
 )
 
-# The verbs load on first use: `import ctxselect` stays light, and a read never pays for
-# the write path.
-__getattr__ = lazy(
-    __name__,
-    {
-        "Index": "ctxselect.api.read",
-        "open_index": "ctxselect.api.read",
-        "retriever_for": "ctxselect.api.read",
-        "add_documents": "ctxselect.api.write",
-        "add_paths": "ctxselect.api.write",
-        "build_index": "ctxselect.api.write",
-        "chunk_file": "ctxselect.api.write",
-        "compact_index": "ctxselect.api.write",
-        "index_paths": "ctxselect.api.write",
-        "remove_documents": "ctxselect.api.write",
-        "verify_index": "ctxselect.api.write",
-        "watch_paths": "ctxselect.api.watch",
-    },
+# The verbs load on first use, through ``ctxselect.api`` (which loads its write side on
+# first use in turn): `import ctxselect` stays light, and a read never pays for the write path.
+_VERBS = (
+    "Index",
+    "open_index",
+    "retriever_for",
+    "add_documents",
+    "add_paths",
+    "build_index",
+    "chunk_file",
+    "compact_index",
+    "index_paths",
+    "remove_documents",
+    "verify_index",
+    "watch_paths",
 )
+__getattr__ = lazy(__name__, dict.fromkeys(_VERBS, "ctxselect.api"))
 
 __all__ = [
     "BM25Params",

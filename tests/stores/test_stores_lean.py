@@ -11,10 +11,10 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ctxselect as cs
+from _support.tiny_base import tiny_base
 from ctxselect.chunk import CHUNKERS, make_chunker
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.embedded.rows import LazyRows
@@ -106,26 +106,13 @@ def _id(chunk: Chunk) -> str:
     return chunk.chunk_id
 
 
-def _base(n: int) -> dict[str, dict[str, np.ndarray]]:
-    return {
-        "bm25": {
-            "vocab": np.frombuffer(b"word", dtype=np.uint8).copy(),
-            "indptr": np.array([0, n], dtype=np.int64),
-            "rows": np.arange(n, dtype=np.int32),
-            "tfs": np.ones(n, dtype=np.int32),
-            "lengths": np.ones(n, dtype=np.int32),
-            "weights": np.full(n, 0.5, dtype=np.float32),
-        }
-    }
-
-
 def _commit(store: SQLiteStore, docs: list[Document], chunks: list[Chunk]) -> None:
     with store.lock():
         store.commit_update(
             documents=docs,
             chunks=sorted(chunks, key=_id),
             removed=[],
-            arrays=_base(len(chunks)),
+            arrays=tiny_base(len(chunks)),
             dead_terms={},
             manifest={"modes": ["bm25"]},
             rebuild=True,

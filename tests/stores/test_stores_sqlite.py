@@ -8,6 +8,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from _support.tiny_base import tiny_base
 from ctxselect.errors import (
     IndexCorruptError,
     IndexMismatchError,
@@ -30,27 +31,13 @@ def _chunk(doc_id: str, ordinal: int, start: int, end: int, text: str) -> Chunk:
     return Chunk(f"{doc_id}#{ordinal}", doc_id, ordinal, start, end, text, "T", 3, "")
 
 
-def _base(n: int) -> dict[str, dict[str, np.ndarray]]:
-    """A tiny, well-formed base for one mode over ``n`` rows (one term in every row)."""
-    return {
-        "bm25": {
-            "vocab": np.frombuffer(b"word", dtype=np.uint8).copy(),
-            "indptr": np.array([0, n], dtype=np.int64),
-            "rows": np.arange(n, dtype=np.int32),
-            "tfs": np.ones(n, dtype=np.int32),
-            "lengths": np.ones(n, dtype=np.int32),
-            "weights": np.full(n, 0.5, dtype=np.float32),
-        }
-    }
-
-
 def _build(store: SQLiteStore, docs: list[Document], chunks: list[Chunk]) -> int:
     with store.lock():
         return store.commit_update(
             documents=docs,
             chunks=sorted(chunks, key=lambda c: c.chunk_id),
             removed=[],
-            arrays=_base(len(chunks)),
+            arrays=tiny_base(len(chunks)),
             dead_terms={},
             manifest={"modes": ["bm25"]},
             rebuild=True,
@@ -99,7 +86,7 @@ def test_an_update_adds_a_delta_and_marks_replaced_rows_dead(tmp_path):
         [_doc("a", "aaa"), _doc("b", "bbb")],
         [_chunk("a", 0, 0, 3, "aaa"), _chunk("b", 0, 0, 3, "bbb")],
     )
-    delta = {k: v for k, v in _base(1)["bm25"].items() if k != "weights"}
+    delta = {k: v for k, v in tiny_base(1)["bm25"].items() if k != "weights"}
     with store.lock():
         store.commit_update(
             documents=[_doc("a", "xyz")],
@@ -213,7 +200,7 @@ def test_a_reload_reuses_the_rows_it_has_and_reads_only_new_chunks(tmp_path):
     chunks = [_chunk(d, 0, 0, 3, d * 3) for d in "abc"]
     _build(store, [_doc(d, d * 3) for d in "abc"], chunks)
     before = store.snapshot(eager=True)
-    delta = {k: v for k, v in _base(1)["bm25"].items() if k != "weights"}
+    delta = {k: v for k, v in tiny_base(1)["bm25"].items() if k != "weights"}
     with store.lock():
         store.commit_update(
             documents=[_doc("d", "ddd")],

@@ -66,6 +66,9 @@ class Index(GenerationReader):
     def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
         super().__init__(store, embedder=embedder)
         self._rerankers: dict[str, _rerank.Reranker] = {}
+        # (the settings they were read from, the calibrations by mode): parsed once per
+        # generation, not on every search
+        self._calibrations: tuple[object, dict[str, _calibration.Calibration]] = (None, {})
 
     def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
         """Return the ``k`` best chunks for ``query``, best first.
@@ -86,8 +89,12 @@ class Index(GenerationReader):
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
         """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
         self._snapshot()  # reloads the manifest if a newer generation committed
-        mode = mode or self.settings.default_mode
-        return _calibration.calibrations(self.settings.calibration).get(str(mode))
+        settings = self.settings
+        read_from, found = self._calibrations
+        if read_from is not settings:
+            found = _calibration.calibrations(settings.calibration)
+            self._calibrations = (settings, found)
+        return found.get(str(mode or settings.default_mode))
 
     def search_many(
         self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None

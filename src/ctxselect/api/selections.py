@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ctxselect import budget as _budget
 from ctxselect import eval as _eval
+from ctxselect.api.calibrate import choose_threshold
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.errors import ConfigError
@@ -143,8 +144,6 @@ def _fold_thresholds(
 ) -> dict[str, float]:
     """qid -> the t chosen on the other folds' queries, each scored by a model fitted
     without its own fold and without the held-out one (nested)."""
-    from ctxselect.api.calibrate import choose_threshold  # calibrate imports the read path
-
     bill = 1 + (_eval.DEFAULT_TURNS - 1) * _eval.CACHED_FACTOR
     out: dict[str, float] = {}
     for f in sorted(set(fold.values())):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import MISSING, asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -295,11 +295,10 @@ class Calibration:
                 return None
             raw = dict(data["model"])
             model = Model(tuple(raw["coef"]), tuple(raw["center"]), tuple(raw["scale"]))
-            optional = ("cost_threshold", "label_threshold", "net_value", "net_value_se")
-            fields = {
+            fields = {  # a field with a default may be absent (written by an older tune)
                 k: data[k]
-                for k in cls.__dataclass_fields__
-                if k != "model" and (k in data or k not in (*optional, "threshold_rule"))
+                for k, f in cls.__dataclass_fields__.items()
+                if k != "model" and (k in data or f.default is MISSING)
             }
             made = cls(model=model, **fields)
         except (KeyError, TypeError, ValueError):

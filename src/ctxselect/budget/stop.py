@@ -124,12 +124,13 @@ def auto_bar(threshold: float, size: float, above: float) -> float:
 
 
 def auto_kept(
-    ps: Sequence[float], tokens: Sequence[int], threshold: float, mean_tokens: float
+    ps: Sequence[float], tokens: Sequence[int], threshold: float, mean_tokens: float | None
 ) -> int:
-    """How many leading chunks of a ranking (P and tokens of each) ``auto`` keeps."""
+    """How many leading chunks of a ranking (P and tokens of each) ``auto`` keeps
+    (``mean_tokens`` None: every chunk priced as if of the mean size)."""
     above = 0.0
     for i, (p, n) in enumerate(zip(ps, tokens, strict=True)):
-        if p < auto_bar(threshold, n / mean_tokens, above):
+        if p < auto_bar(threshold, n / mean_tokens if mean_tokens else 1.0, above):
             return i
         above += p
     return len(ps)
@@ -143,29 +144,32 @@ def _threshold_cut(
     mean_tokens: float | None = None,
 ) -> Cut:
     """Keep hits while P >= threshold; with ``diminishing`` (``auto``) the bar is
-    threshold × (n / ``mean_tokens``) × (1 + E), E the P summed above."""
-    above = 0.0
-    for i, hit in enumerate(hits):
-        p = float(hit.p_relevant or 0.0)
-        size = hit.n_tokens / mean_tokens if diminishing and mean_tokens else 1.0
-        needed = auto_bar(threshold, size, above) if diminishing else threshold
-        if p < needed:
-            why = f"P {p:.2f} < {needed:.2f}"
-            if diminishing and (above > 0 or size != 1.0):
-                why += f" = {threshold:.2f}"
-                if size != 1.0:
-                    why += f" x ({hit.n_tokens} / {mean_tokens:.0f} tokens)"
-                if above > 0:
-                    why += f" x (1 + {above:.2f} relevant expected above)"
-            return Cut(
-                hits[:i],
-                hits[i:],
-                f"next chunk below threshold: {why}",
-                threshold,
-                f"below threshold: {why}",
-            )
-        above += p
-    return Cut(hits, (), "", threshold, "")
+    threshold × (n / ``mean_tokens``) × (1 + E), E the P summed above (:func:`auto_kept`)."""
+    ps = [float(h.p_relevant or 0.0) for h in hits]
+    if diminishing:
+        i = auto_kept(ps, [h.n_tokens for h in hits], threshold, mean_tokens)
+    else:
+        i = next((j for j, p in enumerate(ps) if p < threshold), len(ps))
+    if i == len(hits):
+        return Cut(hits, (), "", threshold, "")
+    why = f"P {ps[i]:.2f} < {threshold:.2f}"
+    if diminishing:
+        size = hits[i].n_tokens / mean_tokens if mean_tokens else 1.0
+        above = sum(ps[:i])
+        why = f"P {ps[i]:.2f} < {auto_bar(threshold, size, above):.2f}"
+        if above > 0 or size != 1.0:
+            why += f" = {threshold:.2f}"
+            if size != 1.0:
+                why += f" x ({hits[i].n_tokens} / {mean_tokens:.0f} tokens)"
+            if above > 0:
+                why += f" x (1 + {above:.2f} relevant expected above)"
+    return Cut(
+        hits[:i],
+        hits[i:],
+        f"next chunk below threshold: {why}",
+        threshold,
+        f"below threshold: {why}",
+    )
 
 
 def _gap_cut(hits: tuple[Hit, ...]) -> Cut:
