@@ -52,11 +52,14 @@ def build_ours(dataset: str, chunk_tokens: int) -> Callable[[str], list[Any]]:
     index and builds every mode; ``open_index(...).search`` returns Hits with chunk
     metadata. Build time includes all of that.
     """
+    import atexit
+    import shutil
     import tempfile
 
     import ctxselect as cs
 
     folder = tempfile.mkdtemp(prefix="ctxselect-bench-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # searched until the run ends
     corpus_file = datasets_root() / dataset / "corpus.jsonl"
     spec = cs.ChunkSpec(chunker="tokens", size=chunk_tokens)
     index = cs.build_index([corpus_file], folder, chunk=spec)
