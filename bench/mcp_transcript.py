@@ -2,7 +2,7 @@
 
 Copies chapters 01-10 of docs/ to a temporary folder, indexes them with ``ctxselect
 index``, starts ``ctxselect mcp`` as a subprocess and talks to it over stdio with the MCP
-SDK's own client: lists the tools, asks a question with select_context, asks it again
+SDK's own client: lists the tools, asks a question with select, asks it again
 (identical), asks a second question, asks it again with stop=none (fill the budget) and then
 in a new session (a second server process) for comparison, reads one chunk, and makes one
 call that fails. The transcript goes
@@ -39,7 +39,7 @@ FIRST = "How does the markdown chunker split a document at its headings?"
 SECOND = "What header does a markdown chunk get, and what is its parent section?"
 BUDGET = 1500
 CALLS = ((FIRST, ""), (FIRST, ""), (SECOND, ""), (SECOND, "none"))
-"""Session 1's select_context calls: (query, stop argument; "" leaves the default, auto)."""
+"""Session 1's select calls: (query, stop argument; "" leaves the default, auto)."""
 
 
 def _env() -> dict[str, str]:
@@ -108,7 +108,7 @@ async def _session(work: Path, log: list[str], numbers: list[dict[str, Any]]) ->
             for query, stop in CALLS:
                 log.append("")
                 args = {"query": query, "budget": BUDGET} | ({"stop": stop} if stop else {})
-                result = await _call(client, log, "select_context", args)
+                result = await _call(client, log, "select", args)
                 log.extend(_context_lines(result))
                 numbers.append({"session": 1, "query": query, "stop_arg": stop or "auto"})
                 numbers[-1] |= _numbers(result)
@@ -125,7 +125,7 @@ async def _session(work: Path, log: list[str], numbers: list[dict[str, Any]]) ->
                     f"{passage['tokens']} tokens; note: {passage['note']}"
                 )
                 log.append("")
-            await _call(client, log, "select_context", {"query": SECOND, "budget": 50})
+            await _call(client, log, "select", {"query": SECOND, "budget": 50})
     log.insert(
         0,
         "[stderr] ctxselect mcp: "
@@ -141,7 +141,7 @@ async def _fresh(work: Path, log: list[str], numbers: list[dict[str, Any]]) -> N
     with open(os.devnull, "w", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             args = {"query": SECOND, "budget": BUDGET, "stop": "none"}
-            result = await _call(client, log, "select_context", args)
+            result = await _call(client, log, "select", args)
             log.extend(_context_lines(result))
             numbers.append({"session": 2, "query": SECOND, "stop_arg": "none"} | _numbers(result))
 

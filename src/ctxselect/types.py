@@ -365,7 +365,7 @@ class ContextReference:
 
 @dataclass(frozen=True, slots=True)
 class ContextResult:
-    """What ``select_context`` returns: new pieces, references, and what it all cost.
+    """What ``Sessions.select`` (MCP ``select``) returns: new pieces, references, their cost.
 
     ``tokens_used`` (pieces plus reference lines) never exceeds ``budget``.
     ``result_tokens`` is the size of this whole result as the caller receives it (text

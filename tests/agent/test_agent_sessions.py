@@ -30,8 +30,8 @@ def _sent_ids(result) -> set[str]:
 
 
 def test_second_overlapping_selection_sends_references_and_new_material(service):
-    first = service.select_context("s", FIRST, 300, stop="none")
-    second = service.select_context("s", SECOND, 300, stop="none")
+    first = service.select("s", FIRST, 300, stop="none")
+    second = service.select("s", SECOND, 300, stop="none")
     assert first.references == () and first.tokens_saved == 0
     referenced = {r.chunk_id for r in second.references}
     assert referenced and referenced <= _sent_ids(first)
@@ -48,31 +48,31 @@ def test_second_overlapping_selection_sends_references_and_new_material(service)
 
 
 def test_saved_budget_goes_to_new_material(service):
-    first = service.select_context("s", FIRST, 300, stop="none")
-    second = service.select_context("s", SECOND, 300, stop="none")
-    plain = service.select_context("other", SECOND, 300, stop="none")
+    first = service.select("s", FIRST, 300, stop="none")
+    second = service.select("s", SECOND, 300, stop="none")
+    plain = service.select("other", SECOND, 300, stop="none")
     extra = _sent_ids(second) - _sent_ids(plain)
     assert extra  # next-best chunks the plain selection had no room for
     assert not extra & _sent_ids(first)
 
 
 def test_refresh_sends_everything_again(service):
-    first = service.select_context("s", FIRST, 300)
-    again = service.select_context("s", FIRST, 300, refresh=True)
+    first = service.select("s", FIRST, 300)
+    again = service.select("s", FIRST, 300, refresh=True)
     assert again.references == () and _sent_ids(again) == _sent_ids(first)
-    assert service.select_context("s", FIRST, 300).references  # and records it anew
+    assert service.select("s", FIRST, 300).references  # and records it anew
 
 
 def test_ids_detail_sends_no_text_and_records_nothing(service):
-    plan = service.select_context("s", FIRST, 300, detail="ids")
+    plan = service.select("s", FIRST, 300, detail="ids")
     assert plan.pieces and all(p.text == "" for p in plan.pieces)
     assert all(p.tokens > 0 for p in plan.pieces) and plan.tokens_used <= 300
-    assert service.select_context("s", FIRST, 300).references == ()
+    assert service.select("s", FIRST, 300).references == ()
 
 
 def test_full_detail_widens_to_sections_within_the_budget(service):
-    snippets = service.select_context(None, "install agent proxy", 300)
-    full = service.select_context(None, "install agent proxy", 300, detail="full")
+    snippets = service.select(None, "install agent proxy", 300)
+    full = service.select(None, "install agent proxy", 300, detail="full")
     assert full.tokens_used <= 300
     assert sum(p.end - p.start for p in full.pieces) >= sum(
         p.end - p.start for p in snippets.pieces
@@ -83,29 +83,29 @@ def test_full_detail_widens_to_sections_within_the_budget(service):
 
 
 def test_sessions_are_independent_and_none_remembers_nothing(service):
-    service.select_context("a", FIRST, 300)
-    assert service.select_context("b", FIRST, 300).references == ()
-    service.select_context(None, SECOND, 300)
-    assert service.select_context(None, SECOND, 300).references == ()
-    assert service.select_context("a", FIRST, 300).references
+    service.select("a", FIRST, 300)
+    assert service.select("b", FIRST, 300).references == ()
+    service.select(None, SECOND, 300)
+    assert service.select(None, SECOND, 300).references == ()
+    assert service.select("a", FIRST, 300).references
 
 
 def test_result_and_session_tokens_are_exact(service):
-    results = [service.select_context("s", q, 300) for q in (FIRST, SECOND, FIRST)]
+    results = [service.select("s", q, 300) for q in (FIRST, SECOND, FIRST)]
     for result in results:
         assert result.result_tokens == service.index.count_tokens(context_wire(result))
     assert results[-1].session_tokens == sum(r.result_tokens for r in results)
 
 
 def test_text_block_is_the_context_as_select_prints_it(service):
-    first = service.select_context("s", FIRST, 300)
+    first = service.select("s", FIRST, 300)
     text = context_text(first)
     rendered = service.index.render(service.index.select(FIRST, 300))
     assert rendered and text.startswith(rendered)
     assert service.index.count_tokens(rendered) == first.tokens_used
     summary = text[len(rendered) :]
     assert summary.count("\n") == 1 and f"{first.tokens_used} of 300 tokens" in summary
-    again = service.select_context("s", FIRST, 300)
+    again = service.select("s", FIRST, 300)
     lines = context_text(again).splitlines()
     refs = [line for line in lines if line.startswith("already provided: ")]
     assert refs == [r.text for r in again.references] and refs
@@ -119,25 +119,25 @@ def test_a_repeat_spends_nothing_past_where_select_stops(service, monkeypatch):
         return plain(self, hits[:1], budget, **options)
 
     monkeypatch.setattr(api.Index, "select_ranked", stopping)
-    first = service.select_context("s", FIRST, 1000, stop="none")
-    again = service.select_context("s", FIRST, 1000, stop="none")
+    first = service.select("s", FIRST, 1000, stop="none")
+    again = service.select("s", FIRST, 1000, stop="none")
     assert _sent_ids(first) == {service.index.search(FIRST, 1)[0].chunk_id}
     assert again.pieces == () and again.references  # no filler with the freed budget
     assert again.tokens_used == sum(r.tokens for r in again.references)
 
 
 def test_stop_passes_through_and_a_repeat_gets_only_references(service):
-    first = service.select_context("s", FIRST, 1000)  # auto: where select stops
+    first = service.select("s", FIRST, 1000)  # auto: where select stops
     plain = service.index.select(FIRST, 1000)
     assert first.stop == plain.stop and first.tokens_used == plain.tokens_used < 1000
-    again = service.select_context("s", FIRST, 1000)
+    again = service.select("s", FIRST, 1000)
     assert again.pieces == () and {r.chunk_id for r in again.references} == _sent_ids(first)
-    filled = service.select_context("t", FIRST, 1000, stop="none")
+    filled = service.select("t", FIRST, 1000, stop="none")
     assert filled.tokens_used > first.tokens_used
     assert filled.stop == service.index.select(FIRST, 1000, stop="none").stop
     for bad in ("maybe", 1.5):
         with pytest.raises(ConfigError, match="auto, none or a P"):
-            service.select_context("s", FIRST, 300, stop=bad)
+            service.select("s", FIRST, 300, stop=bad)
 
 
 def _many_notes(tmp_path):
@@ -152,7 +152,7 @@ def _many_notes(tmp_path):
 
 def test_no_result_exceeds_the_cap(tmp_path):
     small = Sessions.open(_many_notes(tmp_path), max_result_tokens=1000)
-    result = small.select_context("s", "agent cache entries", 1000)
+    result = small.select("s", "agent cache entries", 1000)
     assert result.result_tokens <= 1000 and result.pieces
     assert result.result_tokens == small.index.count_tokens(context_wire(result))
     assert any("result cap" in d.reason for d in result.dropped)
@@ -202,11 +202,11 @@ def test_get_document_cut_to_the_cap(tmp_path):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda s: s.select_context("s", "x", 5), "budget 5 is below the minimum of 100 tokens"),
-        (lambda s: s.select_context("s", "x", 30_000), "above the result cap of 20000 tokens"),
-        (lambda s: s.select_context("s", "x" * 2001), "above the limit of 2,000"),
-        (lambda s: s.select_context("s", "   "), "query is empty"),
-        (lambda s: s.select_context("s", "x", detail="all"), "unknown detail 'all'"),
+        (lambda s: s.select("s", "x", 5), "budget 5 is below the minimum of 100 tokens"),
+        (lambda s: s.select("s", "x", 30_000), "above the result cap of 20000 tokens"),
+        (lambda s: s.select("s", "x" * 2001), "above the limit of 2,000"),
+        (lambda s: s.select("s", "   "), "query is empty"),
+        (lambda s: s.select("s", "x", detail="all"), "unknown detail 'all'"),
         (lambda s: s.search("s", "x", 0), "k must be between 1 and 50, got 0"),
         (lambda s: s.get_document("s", "../secret.md"), "is refused"),
         (lambda s: s.get_document("s", "/etc/passwd"), "is refused"),
@@ -226,24 +226,24 @@ def test_unknown_ids_are_not_found(service):
         service.get_document("s", "nope.md")
 
 
-def test_a_changed_chunk_is_sent_again_after_reindex(service, corpus_index):
+def test_a_changed_chunk_is_sent_again_after_index_paths(service, corpus_index):
     corpus, _ = corpus_index
-    first = service.select_context("s", FIRST, 300)
+    first = service.select("s", FIRST, 300)
     path = corpus / "cache.md"
     path.write_text(path.read_text().replace("tenth", "quarter"), encoding="utf-8")
-    report = service.reindex()
+    report = service.index_paths()
     assert report.report.updated == 1
-    again = service.select_context("s", FIRST, 300)
+    again = service.select("s", FIRST, 300)
     changed = {p.chunk_ids for p in again.pieces}
     assert any("cache.md#1" in ids for ids in changed)  # the edited section comes back
     assert {r.chunk_id for r in again.references} <= _sent_ids(first) - {"cache.md#1"}
 
 
-def test_add_documents_indexes_a_new_file(service, corpus_index):
+def test_add_paths_indexes_a_new_file(service, corpus_index):
     corpus, _ = corpus_index
     (corpus / "notes").mkdir()
     (corpus / "notes" / "quota.md").write_text("# Quota\n\nThe quota resets hourly.\n")
-    result = service.add_documents(["notes/quota.md"])
+    result = service.add_paths(["notes/quota.md"])
     assert result.doc_ids == ("notes/quota.md",) and result.missing == ()
     assert service.search(None, "quota resets", 1).hits[0].doc_id == "notes/quota.md"
 
@@ -262,9 +262,9 @@ def test_paths_outside_the_roots_are_refused(service, corpus_index, tmp_path):
         ("missing.md", "does not exist"),
     ]:
         with pytest.raises(ConfigError, match=message):
-            service.add_documents([path])
+            service.add_paths([path])
     with pytest.raises(ConfigError, match="outside them through symlinks"):
-        service.reindex()
+        service.index_paths()
     assert str(corpus / "link.md") in agent.outside_files([str(corpus)])
 
 

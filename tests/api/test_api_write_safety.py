@@ -215,7 +215,7 @@ def test_mcp_write_tools_index_past_a_name_that_is_not_utf8(tmp_path, tree):
     (tree / "d.md").write_text("delta dates\n", encoding="utf-8")
     service = Sessions.open(ix)
     try:
-        result = service.add_documents(["d.md"])
+        result = service.add_paths(["d.md"])
         assert result.documents == 4 and "d.md" in result.doc_ids
         assert result.report.unreadable[0][0] == f"{tree}/bad\\xff.md"
     finally:

@@ -132,7 +132,7 @@ def test_budget_below_the_minimum_is_refused_as_mcp_refuses_it(index):
 
     result = CliRunner().invoke(cli, ["select", "token budget", "--budget", "2", "--index", index])
     with pytest.raises(ConfigError) as facade:
-        agent.check_budget(2, None)  # what MCP select_context raises for budget=2
+        agent.check_budget(2, None)  # what MCP select raises for budget=2
     assert result.exit_code == 2 and str(facade.value) in result.stderr
     assert "budget 2 is below the minimum of 100 tokens" in result.stderr
     with api.open_index(index) as idx:  # the API still packs tiny budgets: empty, not a crash

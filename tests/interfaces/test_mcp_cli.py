@@ -39,8 +39,9 @@ def test_damaged_index_and_bad_library_fail_before_serving(tmp_path):
     _, folder = build(tmp_path)
     library = tmp_path / "lib.jsonl"
     library.write_text('{"input": "a", "output": "b"}\n{"input": "a"}\n', encoding="utf-8")
-    bad = _mcp("--index", folder, "--examples", str(library))
-    assert bad.exit_code == 1 and f"{library}:2: 'output' is missing" in bad.stderr
+    for flag in ("--library", "--examples"):  # --examples: the 0.1 spelling
+        bad = _mcp("--index", folder, flag, str(library))
+        assert bad.exit_code == 1 and f"{library}:2: 'output' is missing" in bad.stderr
     tiny = _mcp("--index", folder, "--max-result-tokens", "10")
     assert tiny.exit_code == 1 and "at least 1000" in tiny.stderr
 
@@ -50,6 +51,6 @@ def test_json_lists_the_tools_with_the_cap_from_the_environment(tmp_path):
     result = _mcp("--index", folder, "--allow-write", "--json",
                   env={"CTXSELECT_MCP_MAX_TOKENS": "4000"})  # fmt: skip
     tools = {t["name"]: t for t in json.loads(result.stdout)}
-    assert {"select_context", "add_documents", "reindex"} <= set(tools)
-    assert tools["select_context"]["inputSchema"]["properties"]["budget"]["maximum"] == 4000
-    assert tools["select_context"]["annotations"]["readOnlyHint"] is True
+    assert {"select", "add", "index"} <= set(tools)
+    assert tools["select"]["inputSchema"]["properties"]["budget"]["maximum"] == 4000
+    assert tools["select"]["annotations"]["readOnlyHint"] is True

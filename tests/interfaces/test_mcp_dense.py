@@ -1,4 +1,4 @@
-"""MCP select_context with mmr and promote; search in dense and hybrid modes."""
+"""MCP select with mmr and promote; search in dense and hybrid modes."""
 
 from __future__ import annotations
 
@@ -32,18 +32,18 @@ def test_schema_has_mmr_and_promote(folder):
     async def scenario(client):
         return {t.name: t for t in (await client.list_tools()).tools}
 
-    props = run(folder, scenario)["select_context"].input_schema["properties"]
+    props = run(folder, scenario)["select"].input_schema["properties"]
     assert props["mmr"].items() >= {"minimum": 0, "maximum": 1, "default": None}.items()
     assert props["promote"]["type"] == "boolean" and props["promote"]["default"] is False
     assert props["mmr"]["description"] and props["promote"]["description"]
     assert "dense" in props["mode"]["description"] and "hybrid" in props["mode"]["description"]
 
 
-def test_select_context_with_mmr_and_promote_and_session_accounting(folder):
+def test_select_with_mmr_and_promote_and_session_accounting(folder):
     async def scenario(client):
-        first = await call(client, "select_context", query="alpha cache entries", budget=300,
+        first = await call(client, "select", query="alpha cache entries", budget=300,
                            mmr=0.5, promote=True, stop="none")  # fmt: skip
-        second = await call(client, "select_context", query="weather report clouds rain",
+        second = await call(client, "select", query="weather report clouds rain",
                             budget=300, stop="none")  # fmt: skip
         return first, second
 
@@ -64,7 +64,7 @@ def test_search_and_select_in_dense_modes(folder, mode):
     async def scenario(client):
         return (
             await call(client, "search", query="alpha cache", k=3, mode=mode),
-            await call(client, "select_context", query="alpha cache", budget=200, mode=mode),
+            await call(client, "select", query="alpha cache", budget=200, mode=mode),
         )
 
     search, select = run(folder, scenario)
@@ -78,7 +78,7 @@ def test_search_and_select_in_dense_modes(folder, mode):
 
 def test_bad_mmr_and_missing_vectors_are_tool_errors(folder, tmp_path):
     async def scenario(client):
-        return await call(client, "select_context", query="cache", mmr=1.5)
+        return await call(client, "select", query="cache", mmr=1.5)
 
     assert "mmr must be a number from 0 to 1, got 1.5" in run(folder, scenario)
     corpus = write_guide(tmp_path / "kcorpus")
@@ -86,7 +86,7 @@ def test_bad_mmr_and_missing_vectors_are_tool_errors(folder, tmp_path):
 
     async def keyword(client):
         return (
-            await call(client, "select_context", query="cache", mmr=0.5),
+            await call(client, "select", query="cache", mmr=0.5),
             await call(client, "search", query="cache", mode="dense"),
         )
 

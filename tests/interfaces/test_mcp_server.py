@@ -21,7 +21,7 @@ from ctxselect.interfaces.cli.main import cli
 from ctxselect.interfaces.mcp_server import build_server, session_key
 from ctxselect.tokens import get_counter
 
-READ_TOOLS = {"select_context", "search", "get_chunk", "get_document", "explain", "index_info"}
+READ_TOOLS = {"select", "search", "get_chunk", "get_document", "explain", "info"}
 COUNT = get_counter("cl100k").count
 
 
@@ -65,7 +65,7 @@ async def call(client, name, **arguments):
         return result.content[0].text
     text = result.content[0].text
     data = result.structured_content
-    if name == "select_context":  # rendered context as text, metadata without the text
+    if name == "select":  # rendered context as text, metadata without the text
         assert len(result.content) == 1 and '"text"' not in json.dumps(data)
         return data | {"_text": text, "_wire": wire(text, data)}
     assert json.loads(text) == data  # text block = structured output
@@ -78,7 +78,7 @@ def test_tools_and_their_schemas(corpus_index, library):
 
     tools = {t.name: t for t in run(server_for(corpus_index[1], max_result_tokens=5000), scenario)}
     assert set(tools) == READ_TOOLS
-    select = tools["select_context"].input_schema["properties"]
+    select = tools["select"].input_schema["properties"]
     assert select["budget"].items() >= {"minimum": 100, "maximum": 5000, "default": 2000}.items()
     assert select["query"]["maxLength"] == sessions.MAX_QUERY_CHARS
     assert select["detail"]["enum"] == ["snippets", "full", "ids"]
@@ -90,19 +90,19 @@ def test_tools_and_their_schemas(corpus_index, library):
         assert tool.description and tool.annotations.read_only_hint is True
         assert all(p.get("description") for p in tool.input_schema["properties"].values())
         assert tool.output_schema["type"] == "object"
-    out = tools["select_context"].output_schema["properties"]
+    out = tools["select"].output_schema["properties"]
     assert {"tokens_used", "tokens_saved", "session_tokens", "result_tokens"} <= set(out)
     assert {"pieces", "references", "dropped_total", "stop"} <= set(out)
     full = server_for(corpus_index[1], library=library, allow_write=True)
     names = {t.name: t for t in run(full, scenario)}
-    assert set(names) == READ_TOOLS | {"select_examples", "add_documents", "reindex"}
-    assert names["add_documents"].annotations.read_only_hint is False
+    assert set(names) == READ_TOOLS | {"examples", "add", "index"}
+    assert names["add"].annotations.read_only_hint is False
 
 
-def test_select_context_twice_sends_references_the_second_time(corpus_index):
+def test_select_twice_sends_references_the_second_time(corpus_index):
     async def scenario(client):
-        first = await call(client, "select_context", query=FIRST, budget=300, stop="none")
-        second = await call(client, "select_context", query=SECOND, budget=300, stop="none")
+        first = await call(client, "select", query=FIRST, budget=300, stop="none")
+        second = await call(client, "select", query=SECOND, budget=300, stop="none")
         return first, second
 
     first, second = run(server_for(corpus_index[1]), scenario)
@@ -121,7 +121,7 @@ def test_each_connection_is_its_own_session(corpus_index):
     server = server_for(corpus_index[1])
 
     async def scenario(client):
-        return await call(client, "select_context", query=FIRST, budget=300)
+        return await call(client, "select", query=FIRST, budget=300)
 
     assert run(server, scenario)["references"] == []
     assert run(server, scenario)["references"] == []  # a new connection starts afresh
@@ -129,9 +129,9 @@ def test_each_connection_is_its_own_session(corpus_index):
 
 def test_refresh_and_ids(corpus_index):
     async def scenario(client):
-        plan = await call(client, "select_context", query=FIRST, budget=300, detail="ids")
-        sent = await call(client, "select_context", query=FIRST, budget=300)
-        again = await call(client, "select_context", query=FIRST, budget=300, refresh=True)
+        plan = await call(client, "select", query=FIRST, budget=300, detail="ids")
+        sent = await call(client, "select", query=FIRST, budget=300)
+        again = await call(client, "select", query=FIRST, budget=300, refresh=True)
         return plan, sent, again
 
     plan, sent, again = run(server_for(corpus_index[1]), scenario)
@@ -148,7 +148,7 @@ def test_read_tools_results(corpus_index):
             await call(client, "get_chunk", chunk_id="cache.md#0"),
             await call(client, "get_document", doc_id="retry.md", start=10, end=60),
             await call(client, "explain", query="cache eviction", chunk_id="cache.md#0"),
-            await call(client, "index_info"),
+            await call(client, "info"),
         )
 
     search, chunk, span, explanation, info = run(server_for(corpus_index[1]), scenario)
@@ -173,14 +173,14 @@ def test_errors_name_tools_and_share_the_cli_checks(corpus_index):
         return (
             await call(client, "explain", query="cache", chunk_id="nope#0"),
             await call(client, "search", query="cache", mode="nope"),
-            await call(client, "select_context", query="cache", budget=5),
-            await call(client, "select_context", query="x" * 2001),
+            await call(client, "select", query="cache", budget=5),
+            await call(client, "select", query="x" * 2001),
             await call(client, "get_chunk", chunk_id="nope#1"),
             await call(client, "get_document", doc_id="../etc/passwd"),
             await call(client, "get_document", doc_id="nope.md"),
-            await call(client, "select_context", query="cache", mode="dense"),
+            await call(client, "select", query="cache", mode="dense"),
             await call(client, "search", query="cache", mode="hybrid"),
-            await call(client, "select_context", query="cache", mmr=0.5),
+            await call(client, "select", query="cache", mmr=0.5),
         )
 
     explain, mode, budget, long_query, chunk, escape, doc, *dense = run(
@@ -196,8 +196,8 @@ def test_errors_name_tools_and_share_the_cli_checks(corpus_index):
             check()
         assert text.endswith(str(facade.value))
     assert "no chunk 'nope#1'" in chunk and "'../etc/passwd' is refused" in escape
-    assert "search and select_context results" in explain and "no chunk 'nope#0'" in explain
-    assert "no document 'nope.md'" in doc and "select_context results" in doc
+    assert "search and select results" in explain and "no chunk 'nope#0'" in explain
+    assert "no document 'nope.md'" in doc and "select results" in doc
     assert all("needs dense vectors" in text for text in dense[:2]) and "mmr" in dense[2]
     for text in (explain, chunk, escape, doc, *dense):  # tool words, no CLI commands
         assert "`ctxselect" not in text and "--" not in text, text
@@ -206,18 +206,18 @@ def test_errors_name_tools_and_share_the_cli_checks(corpus_index):
 def test_stop_reason_and_bad_stop_values(corpus_index):
     async def scenario(client):
         return (
-            await call(client, "select_context", query=FIRST, budget=1000),
-            await call(client, "select_context", query=FIRST, budget=1000, stop="none"),
-            await call(client, "select_context", query="cache", stop="maybe"),
-            await call(client, "select_context", query="cache", stop=1.5),
-            await call(client, "select_context", query="cache", stop=0.3),
+            await call(client, "select", query=FIRST, budget=1000),
+            await call(client, "select", query=FIRST, budget=1000, stop="none"),
+            await call(client, "select", query="cache", stop="maybe"),
+            await call(client, "select", query="cache", stop=1.5),
+            await call(client, "select", query="cache", stop=0.3),
         )
 
     auto, filled, name, number, uncalibrated = run(server_for(corpus_index[1]), scenario)
     assert auto["stop"] == "score gap (uncalibrated)" and "stop: score gap" in auto["_text"]
     assert filled["references"] and not auto["references"]  # filled repeats what auto sent
     for text in (name, number):
-        assert text.startswith("Error executing tool select_context: ")
+        assert text.startswith("Error executing tool select: ")
         assert "auto, none or a P(relevant) threshold from 0 to 1" in text
     assert "this index has no P(relevant) for mode 'bm25': pass stop auto or none" in uncalibrated
     assert "`ctxselect" not in uncalibrated and "--" not in uncalibrated  # tool words
@@ -226,18 +226,18 @@ def test_stop_reason_and_bad_stop_values(corpus_index):
 def test_unknown_arguments_are_refused_naming_the_valid_ones(corpus_index):
     async def scenario(client):
         return (
-            await call(client, "select_context", query="cache", bugdet=500),
+            await call(client, "select", query="cache", bugdet=500),
             await call(client, "search", query="cache", top_k=3, n=2),
-            await call(client, "index_info", verbose=True),
+            await call(client, "info", verbose=True),
         )
 
     typo, two, none = run(server_for(corpus_index[1]), scenario)
     assert typo == (
-        "Error executing tool select_context: unknown argument 'bugdet' (did you mean "
-        "'budget'?): select_context takes query, budget, mode, detail, refresh, mmr, promote, stop"
+        "Error executing tool select: unknown argument 'bugdet' (did you mean "
+        "'budget'?): select takes query, budget, mode, detail, refresh, mmr, promote, stop"
     )
     assert "unknown arguments 'top_k', 'n'" in two and "search takes query, k, mode" in two
-    assert none.endswith("unknown argument 'verbose': index_info takes no arguments")
+    assert none.endswith("unknown argument 'verbose': info takes no arguments")
 
 
 def test_write_tools_of_a_read_only_server_name_the_flag(corpus_index):
@@ -247,17 +247,19 @@ def test_write_tools_of_a_read_only_server_name_the_flag(corpus_index):
 
     async def scenario(client):
         return (
-            await client.call_tool("add_documents", {"paths": ["quota.md"]}),
-            await client.call_tool("reindex", {}),
+            await client.call_tool("add", {"paths": ["quota.md"]}),
+            await client.call_tool("index", {}),
             await client.call_tool("nosuch", {}),
         )
 
-    add, reindex, nosuch = run(server_for(folder), scenario)
-    assert add.is_error and reindex.is_error and nosuch.is_error
-    for result, name in [(add, "add_documents"), (reindex, "reindex")]:
+    add, index, nosuch = run(server_for(folder), scenario)
+    assert add.is_error and index.is_error and nosuch.is_error
+    for result, name in [(add, "add"), (index, "index")]:
         text = result.content[0].text
         assert text.startswith(f"{name} is a write tool and this server is read-only")
-        assert "`ctxselect mcp --allow-write`" in text and "select_context" in text
+        assert "`ctxselect mcp --allow-write`" in text
+        tools = "select, search, get_chunk, get_document, explain, info"
+        assert text.endswith(f"the tools here are {tools}")
     assert nosuch.content[0].text.startswith("unknown tool 'nosuch': the tools here are")
     after = api.open_index(folder).info()  # nothing was written: quota.md is not indexed
     assert (after.documents, after.generation) == (before.documents, before.generation)
@@ -271,7 +273,7 @@ def test_cli_and_mcp_share_the_defaults(corpus_index):
     tools = run(server_for(corpus_index[1]), scenario)
     select = {p.name: p for p in commands.select.params}
     search = {p.name: p for p in commands.search.params}
-    budget = tools["select_context"].input_schema["properties"]["budget"]
+    budget = tools["select"].input_schema["properties"]["budget"]
     k = tools["search"].input_schema["properties"]["k"]
     assert budget["default"] == select["budget"].default == sessions.DEFAULT_BUDGET
     assert k["default"] == search["k"].default == sessions.DEFAULT_SEARCH_K
@@ -294,10 +296,10 @@ def test_no_result_exceeds_the_cap(tmp_path):
 
     async def scenario(client):
         return (
-            await call(client, "select_context", query="agent cache entries", budget=1000),
+            await call(client, "select", query="agent cache entries", budget=1000),
             await call(client, "search", query="cache note", k=50),
             await call(client, "get_document", doc_id="long.md"),
-            await call(client, "select_context", query="cache", budget=1001),
+            await call(client, "select", query="cache", budget=1001),
         )
 
     select, search, document, over = run(server, scenario)
@@ -311,8 +313,8 @@ def test_examples_tool(corpus_index, library):
     server = server_for(corpus_index[1], library=library, max_result_tokens=2000)
 
     async def scenario(client):
-        ok = await call(client, "select_examples", input="how large a cache?", budget=60, k=2)
-        too_big = await call(client, "select_examples", input="cache", budget=2001)
+        ok = await call(client, "examples", input="how large a cache?", budget=60, k=2)
+        too_big = await call(client, "examples", input="cache", budget=2001)
         return ok, too_big
 
     ok, too_big = run(server, scenario)
@@ -322,20 +324,20 @@ def test_examples_tool(corpus_index, library):
 
 def test_write_tools_exist_only_when_allowed(corpus_index):
     async def scenario(client):
-        return await client.call_tool("reindex", {})
+        return await client.call_tool("index", {})
 
     result = run(server_for(corpus_index[1]), scenario)
-    assert result.is_error and "reindex" in result.content[0].text
+    assert result.is_error and result.content[0].text.startswith("index is a write tool")
 
 
-def test_add_documents_and_reindex(corpus_index):
+def test_add_and_index(corpus_index):
     corpus, folder = corpus_index
     (corpus / "quota.md").write_text("# Quota\n\nThe quota resets every hour.\n")
 
     async def scenario(client):
-        added = await call(client, "add_documents", paths=["quota.md"])
+        added = await call(client, "add", paths=["quota.md"])
         found = await call(client, "search", query="quota resets", k=1)
-        again = await call(client, "reindex")
+        again = await call(client, "index")
         return added, found, again
 
     added, found, again = run(server_for(folder, allow_write=True), scenario)
@@ -354,22 +356,20 @@ def test_paths_out_of_the_roots_are_refused(corpus_index, tmp_path):
 
     async def scenario(client):
         return [
-            await call(client, "add_documents", paths=[path])
+            await call(client, "add", paths=[path])
             for path in [
                 "../outside/secret.md",
                 str(outside / "secret.md"),
                 "link.md",
                 "linked/secret.md",
             ]
-        ] + [await call(client, "reindex")]
+        ] + [await call(client, "index")]
 
-    dotdot, absolute, link, linked_dir, reindex = run(
-        server_for(folder, allow_write=True), scenario
-    )
+    dotdot, absolute, link, linked_dir, index = run(server_for(folder, allow_write=True), scenario)
     assert "'..' may not appear in a path" in dotdot
     assert "is refused: give a path relative to the indexed root" in absolute
     assert "leads through a symlink to" in link and "leads through a symlink to" in linked_dir
-    assert "outside them through symlinks" in reindex
+    assert "outside them through symlinks" in index
     assert "secret" not in json.dumps(api.open_index(folder).table.doc_ids)
 
 

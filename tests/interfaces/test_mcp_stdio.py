@@ -33,17 +33,18 @@ def test_stdio_session_lists_tools_and_dedups_a_repeat(tmp_path):
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 tools = [t.name for t in (await client.list_tools()).tools]
                 fill = {"budget": 300, "stop": "none"}
-                first = await client.call_tool("select_context", {"query": FIRST} | fill)
-                second = await client.call_tool("select_context", {"query": SECOND} | fill)
-                typo = await client.call_tool("select_context", {"query": FIRST, "bugdet": 300})
-                write = await client.call_tool("reindex", {})
-        refused = [r.content[0].text for r in (typo, write) if r.is_error]
-        return tools, first.structured_content, second.structured_content, refused
+                first = await client.call_tool("select", {"query": FIRST} | fill)
+                second = await client.call_tool("select", {"query": SECOND} | fill)
+                typo = await client.call_tool("select", {"query": FIRST, "bugdet": 300})
+                write = await client.call_tool("index", {})
+                old = [await client.call_tool("index_info", {}) for _ in range(2)]
+        refused = [r.content[0].text for r in (typo, write, *old) if r.is_error]
+        return tools, first.structured_content, second.structured_content, refused, old
 
-    tools, first, second, refused = anyio.run(session)
+    tools, first, second, refused, old = anyio.run(session)
     assert len(refused) == 2 and "unknown argument 'bugdet' (did you mean 'budget'?)" in refused[0]
     assert "`ctxselect mcp --allow-write`" in refused[1]
-    assert {"select_context", "search", "get_chunk", "get_document"} <= set(tools)
+    assert {"select", "search", "get_chunk", "get_document"} <= set(tools)
     sent = {c for piece in first["pieces"] for c in piece["chunk_ids"]}
     assert first["references"] == [] and sent
     assert second["references"], "the overlapping question should reuse chunks by reference"
@@ -53,16 +54,21 @@ def test_stdio_session_lists_tools_and_dedups_a_repeat(tmp_path):
     assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
     # stdout carried only protocol messages; the banner went to stderr.
     assert log.read_text(encoding="utf-8").startswith("ctxselect mcp: serving ")
+    # A 0.1 name still answers, and stderr says once that it is deprecated (the SDK's log
+    # handler may wrap the line).
+    assert [json.loads(r.content[0].text)["documents"] for r in old] == [3, 3]
+    flat = " ".join(log.read_text(encoding="utf-8").split())
+    assert flat.count("deprecated") == 1 and "tool index_info is" in flat and "call info" in flat
 
 
-def test_stdio_select_context_sends_the_context_once_and_a_repeat_adds_no_filler(tmp_path):
+def test_stdio_select_sends_the_context_once_and_a_repeat_adds_no_filler(tmp_path):
     params = _params(build_demo(tmp_path))
 
     async def session():
         with open(os.devnull, "w", encoding="utf-8") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
                 args = {"query": DEMO_FIRST, "budget": 1500}
-                return [await client.call_tool("select_context", args) for _ in range(2)]
+                return [await client.call_tool("select", args) for _ in range(2)]
 
     results = anyio.run(session)
     for result in results:

@@ -7,7 +7,7 @@ one-line references ("already provided: chunk X from Y lines a-b ...") instead o
 text and spends the tokens saved on new material. Every result says what it cost
 (``tokens_used``), what the session has received so far (``session_tokens``) and what was
 left out, and no result exceeds ``max_result_tokens`` as the caller receives it (for
-``select_context``: its text block plus compact metadata, :func:`context_wire`).
+``select``: its text block plus compact metadata, :func:`context_wire`).
 ``examples.py`` picks few-shot examples for an input within a budget. The MCP server is a
 thin adapter over this package; it reads through :mod:`ctxselect.api.read` and loads the
 write path only for a write tool.

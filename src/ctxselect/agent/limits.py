@@ -16,7 +16,7 @@ from ctxselect.config import DEFAULT_K
 from ctxselect.errors import ConfigError, UnknownNameError
 
 DEFAULT_BUDGET = 2000
-"""Tokens of context when a caller names no budget: CLI ``select`` and MCP ``select_context``."""
+"""Tokens of context when a caller names no budget: CLI and MCP ``select``."""
 MIN_BUDGET = 100
 """The smallest budget either front end accepts (below it hardly a chunk fits, framed)."""
 DEFAULT_SEARCH_K = DEFAULT_K
@@ -111,13 +111,13 @@ def check_id(kind: str, value: str) -> str:
     if not value or len(value) > MAX_ID_CHARS or "\x00" in value:
         raise ConfigError(
             f"{kind} must be 1 to {MAX_ID_CHARS} characters without NUL, got {len(value)} "
-            f"characters: take ids from search or select_context results"
+            f"characters: take ids from search or select results"
         )
     parts = re.split(r"[\\/]", value.split("#", 1)[0])
     if value.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:[\\/]", value):
         raise ConfigError(
             f"{kind} {value!r} is refused: ids are paths relative to the indexed roots, "
-            f"without '..' or a leading '/'; take ids from search or select_context results"
+            f"without '..' or a leading '/'; take ids from search or select results"
         )
     return value
 

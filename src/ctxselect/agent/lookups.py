@@ -62,7 +62,7 @@ def find_chunk(index: api.Index, chunk_id: str) -> Chunk:
     except NotFoundError:
         raise NotFoundError(
             f"no chunk {chunk_id!r} in the index: chunk ids look like 'DOC_ID#N' and come "
-            f"from search and select_context results"
+            f"from search and select results"
         ) from None
 
 
@@ -73,5 +73,5 @@ def find_document(index: api.Index, doc_id: str) -> Document:
     except NotFoundError:
         raise NotFoundError(
             f"no document {doc_id!r} in the index: document ids are paths relative to the "
-            f"indexed root, as in the doc_id of search and select_context results"
+            f"indexed root, as in the doc_id of search and select results"
         ) from None

@@ -1,6 +1,6 @@
 """Keep results under the cap: measure them as the caller receives them, cut what is last.
 
-A ``select_context`` result reaches an MCP client as two parts: a text block (what the
+A ``select`` result reaches an MCP client as two parts: a text block (what the
 client model reads: the framed pieces exactly as ``ctxselect select`` prints them, the
 reference lines, one summary line) and small structured metadata (:class:`ContextMeta`:
 ids, lines, costs, why it stopped), never the text twice. :func:`context_wire` is both
@@ -143,7 +143,7 @@ class PieceMeta:
 
 @dataclass(frozen=True, slots=True)
 class ContextMeta:
-    """The structured part of a ``select_context`` result: what the text block holds.
+    """The structured part of a ``select`` result: what the text block holds.
 
     The same accounting as :class:`ContextResult` (``tokens_used`` <= ``budget``;
     ``result_tokens`` is :func:`context_wire` of the whole result in the index's

@@ -57,7 +57,7 @@ class Sessions:
         max_result_tokens: No result, as ``serialize`` renders it, exceeds this many
             tokens of the index's tokenizer.
         serialize: The text a result reaches the caller as (default: indented JSON), except
-            ``select_context``'s, which is always its text block plus compact metadata
+            ``select``'s, which is always its text block plus compact metadata
             (:func:`ctxselect.agent.results.context_wire`).
         max_sessions: Sessions remembered at once; the least recently used is forgotten.
     """
@@ -106,7 +106,7 @@ class Sessions:
     def _count(self, text: str) -> int:
         return self.index.count_tokens(text)
 
-    def select_context(
+    def select(
         self,
         session: str | None,
         query: str,
@@ -289,8 +289,8 @@ class Sessions:
             state.tokens += self.meter.tokens(value)
             return value
 
-    def add_documents(self, paths: Sequence[str]) -> WriteResult:
-        """Index new or changed files inside the roots, then reload the index.
+    def add_paths(self, paths: Sequence[str]) -> WriteResult:
+        """Index new or changed files inside the roots, then reload the index (MCP ``add``).
 
         ``paths`` are relative to the roots' folder, like document ids. The roots are
         re-scanned as a whole (unchanged documents cost nothing), so nothing else is lost.
@@ -306,8 +306,11 @@ class Sessions:
                 roots.resolve_inside(self.index.roots, path)
             return self._write(tuple(paths))
 
-    def reindex(self) -> WriteResult:
-        """Re-scan the indexed roots, index what changed, and reload the index."""
+    def index_paths(self) -> WriteResult:
+        """Re-scan the indexed roots, index what changed, and reload the index (MCP ``index``).
+
+        As :func:`ctxselect.index_paths` with no paths: the roots the index records.
+        """
         with self._lock:
             return self._write(())
 

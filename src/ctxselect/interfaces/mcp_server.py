@@ -4,11 +4,13 @@ The only module that imports the MCP SDK (the ``ctxselect[mcp]`` extra).
 :func:`build_server` returns an ``MCPServer`` (a :class:`StrictServer`, which refuses
 unknown tools and arguments) whose tools are thin adapters over
 :class:`ctxselect.agent.Sessions` and :class:`ctxselect.agent.examples.ExampleLibrary`: each
-result is the facade's own value as structured output (``select_context``: the rendered
+result is the facade's own value as structured output (``select``: the rendered
 context as text plus small structured metadata), and each expected failure is a
 ``ToolError`` with the facade's message: the CLI's where both front ends meet the same
 check (budget, query, mode names), worded in tool and argument names where the CLI's
-would name a command. ``ctxselect mcp`` runs the server over
+would name a command. Tools are named as the CLI's commands
+(:mod:`ctxselect.interfaces.vocabulary`); a 0.1 name still answers, logging once that it is
+deprecated. ``ctxselect mcp`` runs the server over
 stdio (nothing but protocol messages on stdout; logs on stderr) or streamable HTTP on
 127.0.0.1.
 
@@ -20,6 +22,7 @@ evaluated where the tools are defined, so each schema carries this server's own 
 import dataclasses
 import functools
 import inspect
+import logging
 import typing
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -34,9 +37,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ctxselect import agent, api
-from ctxselect.agent import examples
+from ctxselect.agent import examples as fewshot
 from ctxselect.agent.examples import ExampleLibrary, ExampleSelection
 from ctxselect.errors import CtxselectError
+from ctxselect.interfaces import vocabulary
 from ctxselect.types import (
     ContextResult,
     Explanation,
@@ -53,7 +57,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_wor
 WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-WRITE_TOOLS = ("add_documents", "reindex")
+WRITE_TOOLS = ("add", "index")
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 class StrictServer(MCPServer):
@@ -62,7 +68,8 @@ class StrictServer(MCPServer):
     The SDK ignores argument names its tool does not declare (``{"bugdet": 500}`` would
     run with the default budget) and answers a tool it lacks with a bare "Unknown tool".
     Here both are ``ToolError``s naming what is valid, and a write tool of a read-only
-    server says which flag enables it.
+    server says which flag enables it. A deprecated name
+    (:data:`~ctxselect.interfaces.vocabulary.DEPRECATED_TOOLS`) runs today's tool.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -72,9 +79,14 @@ class StrictServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Refuse an unknown tool or argument, then call the tool as the SDK does."""
+        called, name = name, vocabulary.current_tool(name)
+        if called != name:
+            warn_deprecated(called, name)
         valid = self.arguments.get(name)
         if valid is None:
-            raise ToolError(agent.unknown_tool(name, list(self.arguments), WRITE_TOOLS))
+            message = agent.unknown_tool(name, list(self.arguments), WRITE_TOOLS)
+            renamed = f"{called} is now called {name}; " if called != name else ""
+            raise ToolError(renamed + message)
         unknown = [key for key in arguments if key not in valid]
         if unknown:
             raise ToolError(
@@ -83,10 +95,24 @@ class StrictServer(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
+def warn_deprecated(old: str, new: str) -> None:
+    """Log, once per process, that tool ``old`` is deprecated and ``new`` replaces it."""
+    if old in _warned:
+        return
+    _warned.add(old)
+    log.warning(
+        "ctxselect mcp: tool %s is deprecated (answered through ctxselect %s): call %s, "
+        "same arguments",
+        old,
+        vocabulary.DEPRECATED_UNTIL,
+        new,
+    )
+
+
 def to_text(value: object) -> str:
     """The text a result reaches the client as (result sizes count this).
 
-    A ``select_context`` result is its text block plus its compact metadata
+    A ``select`` result is its text block plus its compact metadata
     (:func:`ctxselect.agent.context_wire`); any other result is the text block the SDK
     sends for a structured result: indented JSON.
     """
@@ -96,7 +122,7 @@ def to_text(value: object) -> str:
 
 
 def context_content(result: ContextResult) -> CallToolResult:
-    """A ``select_context`` result as sent: the rendered context once, small metadata."""
+    """A ``select`` result as sent: the rendered context once, small metadata."""
     return CallToolResult(
         content=[TextContent(type="text", text=agent.context_text(result))],
         structured_content=agent.structured(result),
@@ -189,8 +215,8 @@ def build_server(
 
     Args:
         index: The index to serve (see :func:`open_server` to open one by path).
-        library: Few-shot examples for ``select_examples`` (the tool exists only then).
-        allow_write: Add ``add_documents`` and ``reindex``; without it all tools read.
+        library: Few-shot examples for ``examples`` (the tool exists only then).
+        allow_write: Add ``add`` and ``index``; without it all tools read.
         max_result_tokens: No tool result exceeds this many tokens (index tokenizer).
     """
     service = agent.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
@@ -214,18 +240,18 @@ def _instructions(service: agent.Sessions, library: object, allow_write: bool) -
     lines = [
         f"Budgeted, session-aware context from the ctxselect index at {info.index} "
         f"({info.documents} documents, {info.chunks} chunks; tokens counted in {tokenizer}).",
-        "Start with select_context(query, budget): the best chunks that fit the budget, "
+        "Start with select(query, budget): the best chunks that fit the budget, "
         "stopping early where the ranking stops being relevant (stop=none fills it). "
         "Chunks this session already received come back as short references "
         "('already provided: ...') instead of text, unless refresh=true.",
         "search ranks chunks; get_chunk and get_document read by id (ids come from results); "
-        "explain shows why a chunk scored; index_info describes the index.",
+        "explain shows why a chunk scored; info describes the index.",
         f"No result exceeds {service.max_result_tokens} tokens.",
     ]
     if library is not None:
-        lines.append("select_examples(input, budget, k) picks few-shot examples.")
+        lines.append("examples(input, budget, k) picks few-shot examples.")
     if allow_write:
-        lines.append("add_documents(paths) and reindex() update the index from its roots.")
+        lines.append("add(paths) and index() update the index from its roots.")
     return "\n".join(lines)
 
 
@@ -238,7 +264,7 @@ def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
     ]
     chunk_t = Annotated[str, _text("A chunk id (DOC_ID#N) from a result.", agent.MAX_ID_CHARS)]
 
-    def select_context(
+    def select(
         query: query_t,
         ctx: Context,
         budget: Annotated[
@@ -294,7 +320,7 @@ def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         key = session_key(ctx)
         return context_content(
             _call(
-                lambda: service.select_context(
+                lambda: service.select(
                     key,
                     query,
                     budget,
@@ -346,7 +372,7 @@ def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         key = session_key(ctx)
         return _call(lambda: service.account(key, service.explain(query, chunk_id, mode)))
 
-    def index_info(ctx: Context) -> IndexInfo:
+    def info(ctx: Context) -> IndexInfo:
         """Describe the index: documents, chunks, tokens, settings, retrieval modes."""
         key = session_key(ctx)
         return _call(lambda: service.account(key, service.info()))
@@ -356,12 +382,12 @@ def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         f"characters and within the result cap; next_start says where to continue."
     )
     tools: list[tuple[Callable[..., Any], str]] = [
-        (select_context, "Select context under a token budget"),
+        (select, "Select context under a token budget"),
         (search, "Search chunks"),
         (get_chunk, "Read a chunk"),
         (get_document, "Read a document span"),
         (explain, "Explain a score"),
-        (index_info, "Describe the index"),
+        (info, "Describe the index"),
     ]
     for fn, title in tools:
         _register(server, fn, title, READ_ONLY)
@@ -372,16 +398,16 @@ def _add_examples_tool(
 ) -> None:
     cap = service.max_result_tokens
 
-    def select_examples(
+    def examples(
         input: Annotated[
-            str, _text("The new input to find examples for.", examples.MAX_INPUT_CHARS)
+            str, _text("The new input to find examples for.", fewshot.MAX_INPUT_CHARS)
         ],
         ctx: Context,
         budget: Annotated[
-            int, _int("Tokens of rendered examples.", examples.MIN_EXAMPLES_BUDGET, cap)
-        ] = examples.DEFAULT_EXAMPLES_BUDGET,
-        k: Annotated[int, _int("Examples to choose at most.", 1, examples.MAX_EXAMPLES_K)] = (
-            examples.DEFAULT_EXAMPLES_K
+            int, _int("Tokens of rendered examples.", fewshot.MIN_EXAMPLES_BUDGET, cap)
+        ] = fewshot.DEFAULT_EXAMPLES_BUDGET,
+        k: Annotated[int, _int("Examples to choose at most.", 1, fewshot.MAX_EXAMPLES_K)] = (
+            fewshot.DEFAULT_EXAMPLES_K
         ),
     ) -> ExampleSelection:
         """Choose few-shot examples for an input: relevant (BM25 over example inputs) and
@@ -389,17 +415,17 @@ def _add_examples_tool(
         key = session_key(ctx)
 
         def choose() -> ExampleSelection:
-            agent.check_budget(budget, cap, examples.MIN_EXAMPLES_BUDGET)
+            agent.check_budget(budget, cap, fewshot.MIN_EXAMPLES_BUDGET)
             chosen = library.select(input, budget, k)
-            return service.account(key, chosen, examples.drop_least_relevant)
+            return service.account(key, chosen, fewshot.drop_least_relevant)
 
         return _call(choose)
 
-    _register(server, select_examples, "Select few-shot examples", READ_ONLY)
+    _register(server, examples, "Select few-shot examples", READ_ONLY)
 
 
 def _add_write_tools(server: StrictServer, service: agent.Sessions) -> None:
-    def add_documents(
+    def add(
         paths: Annotated[
             list[str],
             Field(
@@ -412,15 +438,15 @@ def _add_write_tools(server: StrictServer, service: agent.Sessions) -> None:
     ) -> WriteResult:
         """Index new or changed files inside the indexed roots, then reload the index."""
         key = session_key(ctx)
-        return _call(lambda: service.account(key, service.add_documents(paths)))
+        return _call(lambda: service.account(key, service.add_paths(paths)))
 
-    def reindex(ctx: Context) -> WriteResult:
+    def index(ctx: Context) -> WriteResult:
         """Re-scan the indexed roots, index what changed, and reload the index."""
         key = session_key(ctx)
-        return _call(lambda: service.account(key, service.reindex()))
+        return _call(lambda: service.account(key, service.index_paths()))
 
-    _register(server, add_documents, "Index files inside the roots", WRITES)
-    _register(server, reindex, "Re-index the roots", WRITES)
+    _register(server, add, "Index files inside the roots", WRITES)
+    _register(server, index, "Re-index the roots", WRITES)
 
 
 def tool_names(server: MCPServer) -> list[str]:

@@ -18,14 +18,16 @@ from ctxselect.interfaces.cli.numbers import number
 @cli.command("mcp")
 @index_option
 @click.option(
-    "--examples",
-    "examples_path",
+    "--library",
+    "--examples",  # the 0.1 spelling, still accepted
+    "library_path",
     type=click.Path(),
     default=None,
     metavar="FILE.jsonl",
-    help='Example library ({"input", "output"} per line): adds the select_examples tool.',
+    help='Example library ({"input", "output"} per line, as `examples --library`): adds the '
+    "examples tool. --examples is its 0.1 name.",
 )
-@click.option("--allow-write", is_flag=True, help="Add the add_documents and reindex tools.")
+@click.option("--allow-write", is_flag=True, help="Add the add and index tools.")
 @click.option(
     "--max-result-tokens",
     type=int,
@@ -39,7 +41,7 @@ from ctxselect.interfaces.cli.numbers import number
 @click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON and exit.")
 def mcp_cmd(
     index: str | None,
-    examples_path: str | None,
+    library_path: str | None,
     allow_write: bool,
     max_result_tokens: int,
     http: bool,
@@ -58,9 +60,9 @@ def mcp_cmd(
     agent.check_max_result_tokens(max_result_tokens)
     opened = agent.load_index(index)
     library = None
-    if examples_path is not None:
+    if library_path is not None:
         tokenizer = opened.chunk_spec.tokenizer
-        library = examples.ExampleLibrary.load(examples_path, tokenizer=tokenizer)
+        library = examples.ExampleLibrary.load(library_path, tokenizer=tokenizer)
     server = mcp_server.build_server(
         opened, library=library, allow_write=allow_write, max_result_tokens=max_result_tokens
     )

@@ -268,7 +268,7 @@ def search(
     default=DEFAULT_BUDGET,
     show_default=True,
     callback=check_budget,
-    help=f"Token budget, framing included (at least {MIN_BUDGET}, as in MCP select_context).",
+    help=f"Token budget, framing included (at least {MIN_BUDGET}, as in MCP select).",
 )
 @click.option("--packer", default=DEFAULT_PACKER, show_default=True, help=choices("packer") + ".")
 @click.option(
