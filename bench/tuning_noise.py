@@ -88,6 +88,25 @@ def _singles_first(table: np.ndarray, n_grid: int) -> tuple[int, int]:
     return one_se_choice(table[:n_grid]), one_se_choice(table, [*singles, *range(n_grid)])
 
 
+def _se_times(times: float) -> Callable[[np.ndarray, int], tuple[int, int]]:
+    """The shipped rule's order with a wider band: within ``times`` paired SEs of the best."""
+    from ctxselect.eval.one_se import paired_se
+
+    def pick(table: np.ndarray, rows: list[int]) -> int:
+        sub = table[rows]
+        means = sub.mean(axis=1)
+        best = int(np.argmax(means))
+        within = np.flatnonzero(means[best] - means <= times * paired_se(sub, best) + 1e-12)
+        return rows[int(within[0])]
+
+    def choose(table: np.ndarray, n_grid: int) -> tuple[int, int]:
+        singles = sorted(range(n_grid, len(table)), key=lambda r: -table[r].mean())
+        grid = list(range(n_grid))
+        return pick(table, grid), pick(table, [0, *singles, *grid[1:]])
+
+    return choose
+
+
 RULES: dict[str, Callable[[np.ndarray, int], tuple[int, int]] | None] = {
     "one-se": None,  # what ships: plain RRF, then each side alone, then the rest of the grid
     "one-se, singles first": _singles_first,
@@ -203,7 +222,16 @@ def main() -> None:
     parser.add_argument("--subsets", type=int, default=20)
     parser.add_argument("--size", type=int, default=30, help="labeled queries per subset")
     parser.add_argument("--seed", type=int, default=0, help="seed of the subsets")
+    parser.add_argument(
+        "--se-times",
+        type=float,
+        nargs="*",
+        default=[],
+        help="also run the shipped rule with a band of this many paired SEs (e.g. 1.25 1.5)",
+    )
     args = parser.parse_args()
+    for times in args.se_times:
+        RULES[f"one-se x{times:g}"] = _se_times(times)
     started = time.perf_counter()
     rows = []
     for name in args.datasets:
