@@ -59,11 +59,11 @@ def test_old_names_are_not_listed_and_unknown_tools_name_only_new_ones(corpus_in
 
     tools, unknown = run(server, scenario)
     assert tools == ["select", "search", "get_chunk", "get_document", "explain", "info",
-                     "examples", "add", "index"]  # fmt: skip
+                     "grep", "examples", "add", "index"]  # fmt: skip
     assert not set(tools) & set(OLD_NAMES)
     assert unknown == (
         "unknown tool 'nosuch': the tools here are select, search, get_chunk, get_document, "
-        "explain, info, examples, add, index"
+        "explain, info, grep, examples, add, index"
     )
 
 

@@ -21,7 +21,7 @@ from ctxselect.interfaces.cli.main import cli
 from ctxselect.interfaces.mcp_server import build_server, session_key
 from ctxselect.tokens import get_counter
 
-READ_TOOLS = {"select", "search", "get_chunk", "get_document", "explain", "info"}
+READ_TOOLS = {"select", "search", "grep", "get_chunk", "get_document", "explain", "info"}
 COUNT = get_counter("cl100k").count
 
 
@@ -258,7 +258,7 @@ def test_write_tools_of_a_read_only_server_name_the_flag(corpus_index):
         text = result.content[0].text
         assert text.startswith(f"{name} is a write tool and this server is read-only")
         assert "`ctxselect mcp --allow-write`" in text
-        tools = "select, search, get_chunk, get_document, explain, info"
+        tools = "select, search, get_chunk, get_document, explain, info, grep"
         assert text.endswith(f"the tools here are {tools}")
     assert nosuch.content[0].text.startswith("unknown tool 'nosuch': the tools here are")
     after = api.open_index(folder).info()  # nothing was written: quota.md is not indexed

@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 from ctxselect import api
 from ctxselect.agent import limits, lookups, roots
+from ctxselect.agent.grep import GrepResult
+from ctxselect.agent.grep_session import Grepped, SeenText
 from ctxselect.agent.loading import load_index
 from ctxselect.agent.material import Ask, new_material
 from ctxselect.agent.results import Meter, received_as, shrink_context, shrink_search
@@ -43,6 +45,7 @@ class _Session:
     calls: int = 0
     tokens: int = 0
     delivered: dict[str, _Delivered] = field(default_factory=dict)
+    grepped: Grepped = field(default_factory=dict)
 
 
 class Sessions:
@@ -218,6 +221,18 @@ class Sessions:
             )
             result = self.meter.fit(result, state.tokens, shrink_search)
             sent = [(h.doc_id, h.start, h.end) for h in result.hits]
+            self._deliver(state, result.call, result.result_tokens, sent)
+            return result
+
+    def grep(self, session: str | None, pattern: str, **options: Any) -> GrepResult:
+        """Grep as :func:`~ctxselect.agent.grep.grep_index`; blocks the session has come back
+        as references, blocks sent count as received (:mod:`~ctxselect.agent.grep_session`)."""
+        with self._lock:
+            state = self._state(session)
+            had = {c: state.delivered[c].call for c in self._received(state)}
+            seen = SeenText(self.index, had, state.grepped)
+            result = seen.grep(pattern, options, self.meter, state.calls + 1, state.tokens)
+            sent = [(b.doc_id, b.start, b.end) for b in result.blocks]
             self._deliver(state, result.call, result.result_tokens, sent)
             return result
 

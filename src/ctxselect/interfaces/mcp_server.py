@@ -38,7 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ctxselect import agent, api
 from ctxselect.agent import examples as fewshot
+from ctxselect.agent import grep as exact
 from ctxselect.agent.examples import ExampleLibrary, ExampleSelection
+from ctxselect.agent.globs import MAX_GLOBS
 from ctxselect.errors import CtxselectError
 from ctxselect.interfaces import vocabulary
 from ctxselect.types import (
@@ -227,6 +229,7 @@ def build_server(
         log_level="WARNING",
     )
     _add_read_tools(server, service)
+    _add_grep_tool(server, service)
     if library is not None:
         _add_examples_tool(server, service, library)
     if allow_write:
@@ -245,7 +248,8 @@ def _instructions(service: agent.Sessions, library: object, allow_write: bool) -
         "Chunks this session already received come back as short references "
         "('already provided: ...') instead of text, unless refresh=true.",
         "search ranks chunks; get_chunk and get_document read by id (ids come from results); "
-        "explain shows why a chunk scored; info describes the index.",
+        "explain shows why a chunk scored; info describes the index; grep(pattern) finds "
+        "exact text or a regex (identifiers, error messages) with line numbers and context.",
         f"No result exceeds {service.max_result_tokens} tokens.",
     ]
     if library is not None:
@@ -391,6 +395,55 @@ def _add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
     ]
     for fn, title in tools:
         _register(server, fn, title, READ_ONLY)
+
+
+def _add_grep_tool(server: StrictServer, service: agent.Sessions) -> None:
+    globs_t = Annotated[
+        tuple[str, ...],
+        Field(
+            description="Gitignore globs matched against doc ids: '*.py' at any depth, "
+            "'docs/' a folder, '/src/**/test_*.py' anchored, '!' takes one back.",
+            json_schema_extra={"maxItems": MAX_GLOBS},
+        ),
+    ]
+
+    def grep(
+        pattern: Annotated[
+            str,
+            _text(
+                "A regular expression (Python syntax; ^ and $ match at each line), or "
+                "literal text with fixed.",
+                agent.MAX_QUERY_CHARS,
+            ),
+        ],
+        ctx: Context,
+        fixed: Annotated[bool, Field(description="Match pattern as literal text.")] = False,
+        ignore_case: Annotated[bool, Field(description="Match regardless of case.")] = False,
+        include: globs_t = (),
+        exclude: globs_t = (),
+        context: Annotated[
+            int, _int("Lines before and after each matching line.", 0, exact.MAX_CONTEXT)
+        ] = exact.DEFAULT_CONTEXT,
+        budget: Annotated[
+            int,
+            _int(
+                "Tokens of matching blocks to return.", agent.MIN_BUDGET, service.max_result_tokens
+            ),
+        ] = agent.DEFAULT_BUDGET,
+    ) -> exact.GrepResult:
+        """Find exact text or a regex in the indexed documents, with line numbers.
+
+        Searches only documents whose id matches include and no exclude glob. Returns
+        blocks of matching lines with context lines, in (doc_id, line) order, until the
+        budget; blocks this session already has come back as references. stop and
+        matches_left_out say what was left out; read more with get_document.
+        """
+        key = session_key(ctx)
+        options = {"fixed": fixed, "ignore_case": ignore_case, "context": context}
+        globs = {"include": include, "exclude": exclude}
+        return _call(lambda: service.grep(key, pattern, budget=budget, **options, **globs))
+
+    _register(server, grep, "Find exact matches", READ_ONLY)
 
 
 def _add_examples_tool(

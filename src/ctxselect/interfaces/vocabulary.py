@@ -48,6 +48,7 @@ TERMS: tuple[Term, ...] = (
     Term("Index.search", "search", "search", "rank chunks for a query", ("Index.rank",)),
     Term("Index.explain", "explain", "explain", "a score, term by term", ("Index.explain_top",)),
     Term("Index.info", "info", "info", "what an index holds and how it was built"),
+    Term("agent.grep.grep_index", "grep", "grep", "exact text or a regex, with line numbers"),
     Term("agent.examples.select_examples", "examples", "examples", "few-shot examples"),
     Term(
         "index_paths",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ctxselect.interfaces.cli import agent, commands, experiments, store, tune  # noqa: F401  (register commands)
+from ctxselect.interfaces.cli import agent, commands, experiments, grep, store, tune  # noqa: F401  (register commands)
 from ctxselect.interfaces.cli.main import cli
 
 HEADER = """# CLI reference

@@ -112,6 +112,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main() -> None:
     """Entry point of the ``ctxselect`` script."""
-    from ctxselect.interfaces.cli import agent, commands, experiments, store, tune  # noqa: F401  (register commands)
+    from ctxselect.interfaces.cli import agent, commands, experiments, grep, store, tune  # noqa: F401  (register commands)
 
     cli(prog_name="ctxselect")

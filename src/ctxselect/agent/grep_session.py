@@ -1,0 +1,143 @@
+"""``grep`` in a session: blocks the session already has come back as references.
+
+A block is known when text the session received covers it: chunks it was sent (by any
+tool) and blocks earlier ``grep`` calls sent, whose text has not changed since; blank
+lines between them do not count. A known block is sent as its reference line unless the
+line would cost as many tokens as the block (a line or two): then the text goes again.
+Blocks sent are remembered as spans (a block is usually smaller than a chunk), and the
+chunks lying wholly inside them count as received, as for ``get_document``, so a later
+``select`` sends those as references too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from ctxselect import api
+from ctxselect.agent.grep import GrepBlock, GrepReference, GrepResult, grep_index
+from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget
+from ctxselect.agent.results import Meter
+from ctxselect.errors import NotFoundError
+
+Grepped = dict[tuple[str, int, int], tuple[int, int]]
+"""(doc_id, start, end) of a block a session was sent -> (call, hash of its text)."""
+
+MAX_GREPPED = 10_000
+"""Blocks remembered per session; the oldest are forgotten first."""
+
+
+class SeenText:
+    """What one session has of the index's documents, for one ``grep`` call.
+
+    Args:
+        index: The index the session reads.
+        had: Each chunk the session received, unchanged since, -> the call that sent it.
+        grepped: The session's sent blocks (updated by :meth:`grep`).
+    """
+
+    def __init__(self, index: api.Index, had: Mapping[str, int], grepped: Grepped) -> None:
+        self.index = index
+        self.grepped = grepped
+        table = index.table
+        self._chunks: dict[str, list[tuple[int, int, int]]] = {}
+        for chunk_id, call in had.items():
+            row = table.row_of[chunk_id]
+            span = (table.starts[row], table.ends[row], call)
+            self._chunks.setdefault(table.doc_ids[row], []).append(span)
+        self._spans: dict[str, list[tuple[int, int, int]]] = {}
+
+    def grep(
+        self, pattern: str, options: Mapping[str, Any], meter: Meter, call: int, before: int
+    ) -> GrepResult:
+        """Run :func:`grep_index` with references for known blocks, fit it under the cap,
+        and remember the blocks sent.
+
+        Raises:
+            ConfigError: As :func:`grep_index`, or a budget above the cap.
+        """
+        check_budget(options.get("budget", DEFAULT_BUDGET), meter.cap)
+        found = grep_index(self.index, pattern, known=self.reference, **options)
+        found = dataclasses.replace(found, call=call, max_result_tokens=meter.cap)
+        result = meter.fit(found, before, shrink_grep)
+        for block in result.blocks:
+            self.grepped.pop((block.doc_id, block.start, block.end), None)
+            self.grepped[(block.doc_id, block.start, block.end)] = (call, hash(block.text))
+        for key in list(self.grepped)[: max(0, len(self.grepped) - MAX_GREPPED)]:
+            del self.grepped[key]
+        return result
+
+    def reference(self, block: GrepBlock) -> GrepReference | None:
+        """The line to send instead of ``block`` if the session has its text and the line
+        costs fewer tokens than the block, else None."""
+        call = _covering_call(block, self._known(block.doc_id))
+        if call is None:
+            return None
+        lines = tuple(m.line for m in block.matches)
+        text = (
+            f"already provided: {block.doc_id} lines {block.line_start}-{block.line_end} "
+            f"(matches on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}) "
+            f"in call {call}"
+        )
+        tokens = self.index.count_tokens(text + "\n")
+        if tokens >= block.tokens:
+            return None  # the block itself is cheaper: send it again
+        return GrepReference(
+            block.doc_id, block.start, block.end, block.line_start, block.line_end, lines,
+            call, tokens, max(0, block.tokens - tokens), text,
+        )  # fmt: skip
+
+    def _known(self, doc_id: str) -> list[tuple[int, int, int]]:
+        """(start, end, call) of the text of ``doc_id`` the session has, by start."""
+        spans = self._spans.get(doc_id)
+        if spans is None:
+            spans = list(self._chunks.get(doc_id, ()))
+            for (doc, start, end), (call, digest) in self.grepped.items():
+                if doc == doc_id and self._unchanged(doc, start, end, digest):
+                    spans.append((start, end, call))
+            self._spans[doc_id] = spans = sorted(spans)
+        return spans
+
+    def _unchanged(self, doc_id: str, start: int, end: int, digest: int) -> bool:
+        try:
+            return hash(self.index.span_text(doc_id, start, end)) == digest
+        except NotFoundError:  # the document left the index
+            return False
+
+
+def _covering_call(block: GrepBlock, spans: list[tuple[int, int, int]]) -> int | None:
+    """The latest call among ``spans`` that together cover the block's non-blank text."""
+    pos, calls = block.start, []
+    for start, end, call in spans:
+        if end <= pos or start >= block.end:
+            continue
+        if start > pos and block.text[pos - block.start : start - block.start].strip():
+            return None  # text between two known spans the session lacks
+        calls.append(call)
+        pos = max(pos, end)
+        if pos >= block.end:
+            break
+    if not calls or block.text[pos - block.start :].strip():
+        return None
+    return max(calls)
+
+
+def shrink_grep(result: GrepResult) -> GrepResult | None:
+    """Drop the last block that carries text (then the last reference)."""
+    if result.blocks:
+        last = result.blocks[-1]
+        cut = dataclasses.replace(result, blocks=result.blocks[:-1])
+        left, used = len(last.matches), last.tokens
+    elif result.references:
+        ref = result.references[-1]
+        cut = dataclasses.replace(result, references=result.references[:-1])
+        left, used = len(ref.lines), ref.tokens
+    else:
+        return None
+    return dataclasses.replace(
+        cut,
+        matches_left_out=result.matches_left_out + left,
+        tokens_used=result.tokens_used - used,
+        note=f"cut to stay within {result.max_result_tokens} tokens",
+    )
