@@ -45,6 +45,7 @@ WRITE_MODULES = (
     "ctxselect.api.write",
     "ctxselect.api.sync",
     "ctxselect.api.modes",
+    "ctxselect.api.parallel",
     "ctxselect.api.watch",
 )
 

@@ -64,3 +64,11 @@ class IndexWriteError(CtxselectError, OSError):
 
 class ModelNotFoundError(CtxselectError, FileNotFoundError):
     """A model folder the user named (``--rerank-model PATH``) does not hold a model."""
+
+
+class StoreUnreachableError(CtxselectError, ConnectionError):
+    """A store's server (``milvus://HOST:PORT/...``) did not answer within its timeout."""
+
+
+class WorkerError(CtxselectError, RuntimeError):
+    """A worker process of a parallel index run died or could not start; nothing was written."""

@@ -16,6 +16,7 @@ from typing import Any
 from ctxselect import chunk as _chunk
 from ctxselect import ingest as _ingest
 from ctxselect.api import modes as _modes
+from ctxselect.api import parallel as _parallel
 from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError
 from ctxselect.index import compact as _compact
@@ -44,10 +45,19 @@ def _commit(
     modes: Mapping[str, ModeOps],
     manifest: Mapping[str, Any],
     progress: bool,
+    work: _parallel.Work | None = None,
 ) -> None:
-    chunker = _chunk.make_chunker(chunk)
     fresh = [d for d in plan.upserts if d.doc_id not in plan.renames]
-    chunks = chunk_documents(fresh, chunker.chunk, progress=progress)
+    if work is None:
+        chunks = chunk_documents(fresh, _chunk.make_chunker(chunk).chunk, progress=progress)
+    else:
+        chunks = _parallel.chunk_documents(work.executor, fresh, chunk, progress=progress)
+    if not plan.full:
+        chunks += moved_chunks(store, plan.renames)
+    if work is not None and work.embedder is not None and _modes.has_vectors(modes):
+        # the workers fill the vector cache; the dense writer below then embeds nothing
+        cache = store.vector_cache()
+        _parallel.embed_missing(work.executor, chunks, cache, work.embedder, progress=progress)
     if plan.full:
         write_full(
             store,
@@ -58,7 +68,6 @@ def _commit(
             manifest=manifest,
         )
         return
-    chunks += moved_chunks(store, plan.renames)
     write_update(
         store,
         upserts=plan.upserts,
@@ -103,11 +112,14 @@ def apply(
     keep: Callable[[str], bool] = lambda _doc_id: False,
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
+    executor: _ingest.Executor | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
 
     ``keep`` names documents a complete scan lacks but must not delete (their files
-    exist but could not be read this time).
+    exist but could not be read this time). With an ``executor``, new documents are
+    chunked and embedded on its workers (:mod:`ctxselect.api.parallel`); this process
+    still makes every write.
     """
     old = read_manifest(store)
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
@@ -160,11 +172,21 @@ def apply(
     if model_changed and old.fusion:
         plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
     manifest = new_manifest.to_dict()
-    _commit(store, plan, chunk=chunk, modes=modes, manifest=manifest, progress=progress)
+    work = _work(executor, dense, given)
+    _commit(store, plan, chunk=chunk, modes=modes, manifest=manifest, progress=progress, work=work)
     if plan.full and dense is not None:
         _modes.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
+
+
+def _work(
+    executor: _ingest.Executor | None, dense: EmbedderSpec | None, given: Any
+) -> _parallel.Work | None:
+    if executor is None:
+        return None
+    source = None if dense is None else _parallel.embedder_source(dense, given, executor)
+    return _parallel.Work(executor, source)
 
 
 def _model_id(spec: EmbedderSpec | None) -> str | None:

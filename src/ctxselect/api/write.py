@@ -20,6 +20,7 @@ from ctxselect import chunk as _chunk
 from ctxselect import ingest as _ingest
 from ctxselect import retrieve as _retrieve
 from ctxselect.api import modes as _modes
+from ctxselect.api import parallel as _parallel
 from ctxselect.api import sync as _sync
 from ctxselect.api.read import Index, open_index
 from ctxselect.config import (
@@ -38,6 +39,7 @@ from ctxselect.stores.open import DEFAULT_WAIT
 from ctxselect.types import Chunk, CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
+DEFAULT_EXECUTOR = _ingest.DEFAULT_EXECUTOR
 PathArg = str | os.PathLike[str]
 
 
@@ -54,6 +56,9 @@ def index_paths(
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
     follow_symlinks: bool = False,
+    workers: int = 1,
+    executor: _parallel.ExecutorArg = _ingest.DEFAULT_EXECUTOR,
+    ray_address: str | None = None,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
 
@@ -80,12 +85,25 @@ def index_paths(
         follow_symlinks: Read through symlinks whose target lies outside the roots too;
             by default they are skipped and named in the report (``outside_links``). Not
             remembered: a later run without it removes what was read through them.
+        workers: Processes that chunk and embed new documents (1: this process, no pool).
+            This process still scans, reads and writes; the index is the same either way.
+        executor: Where the workers run: ``local`` (a process pool here) or ``ray`` (a
+            Ray cluster; needs ``ctxselect[ray]``), or an
+            :class:`~ctxselect.ingest.Executor` (then leave ``workers`` out).
+        ray_address: With ``executor="ray"``: the cluster's address (``ray://HOST:10001``,
+            ``HOST:6379``, ``auto``); default: start a local Ray bound to 127.0.0.1.
 
     Returns:
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
+
+    Raises:
+        ConfigError: ``workers`` < 1, or ``ray_address`` without the ray executor.
+        UnknownNameError: ``executor`` is not ``local`` or ``ray``.
+        MissingExtraError: The ray executor without ``ctxselect[ray]``.
     """
     started = time.perf_counter()
-    with _writing(index, wait) as store:
+    parallel = _parallel.executor_for(executor, workers, ray_address)
+    with parallel as pool, _writing(index, wait) as store:
         roots = [str(Path(p).resolve()) for p in paths] or list(_sync.read_manifest(store).roots)
         if not roots:
             raise ConfigError(
@@ -107,6 +125,7 @@ def index_paths(
             keep=unreadable_ids(loaded.report.unreadable, roots),
             embedder=embedder,
             ann_threshold=ann_threshold,
+            executor=pool,
         )
         wrote = bool(plan.upserts or plan.removed or plan.full)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
@@ -234,6 +253,11 @@ def remove_documents(
         return _sync.make_report(store, plan, compacted, started, wrote=bool(plan.removed))
 
 
+def executor_names() -> list[str]:
+    """The executors ``index_paths`` can spread work over (``executor=``, ``--executor``)."""
+    return _ingest.executor_names()
+
+
 def _open(index: PathArg | None) -> Store:
     return open_store(resolve_index_dir(index))
 
@@ -312,6 +336,7 @@ __all__ = [
     "build_index",
     "chunk_file",
     "compact_index",
+    "executor_names",
     "index_paths",
     "remove_documents",
     "verify_index",

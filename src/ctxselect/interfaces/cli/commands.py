@@ -163,6 +163,31 @@ def chunk_spec(
     f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
 )
 @follow_symlinks_option
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Chunk and embed new documents on N worker processes (1: in this process). The "
+    "index is the same as with 1.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(write.executor_names()),
+    default=write.DEFAULT_EXECUTOR,
+    show_default=True,
+    help="Where the workers run: local (processes on this machine) or ray (a Ray cluster; "
+    "needs pip install 'ctxselect[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    envvar="CTXSELECT_RAY_ADDRESS",
+    help="With --executor ray: the cluster's address (ray://HOST:10001, HOST:6379, auto; "
+    "env CTXSELECT_RAY_ADDRESS); default: a local Ray on 127.0.0.1.",
+)
 @click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
 @click.option(
     "--interval",
@@ -187,6 +212,9 @@ def index(
     embedder: str | None,
     ann_threshold: int | None,
     follow_symlinks: bool,
+    workers: int,
+    executor: str,
+    ray_address: str | None,
     watch: bool,
     interval: float,
     wait: float,
@@ -197,7 +225,8 @@ def index(
     New, modified, deleted and renamed files are found by content hash; without PATHS
     the index's own roots are re-scanned. Searches keep working while it runs.
     With --embedder, chunks are also embedded (once: vectors are kept by content hash)
-    for the dense and hybrid modes.
+    for the dense and hybrid modes. With --workers N, chunking and embedding run on N
+    processes (here, or on a Ray cluster with --executor ray); this one still writes.
     """
     bm25 = None
     if k1 is not None or b is not None:
@@ -210,6 +239,9 @@ def index(
         embedder=embedder,
         ann_threshold=ann_threshold,
         follow_symlinks=follow_symlinks,
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
         progress=progress_enabled(),
         wait=wait,
     )
