@@ -1,10 +1,10 @@
 """The Store contract: what every store behind ``open_store`` must do, checked per store.
 
-Runs against every implementation in ``store_kinds.STORE_KINDS`` (the embedded store
-today); a new store appends itself there and passes this suite unchanged. Documents go
-in through the public write path (``add_documents``, ``remove_documents``,
-``compact_index``) and the ``commit_*`` methods; everything is read back through the
-:class:`~ctxselect.stores.Store` protocol only.
+Runs against every implementation in ``store_kinds.STORE_KINDS`` (the embedded store and
+the Milvus store on a local server); a new store appends itself there and passes this
+suite unchanged. Documents go in through the public write path (``add_documents``,
+``remove_documents``, ``compact_index``) and the ``commit_*`` methods; everything is
+read back through the :class:`~ctxselect.stores.Store` protocol only.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _round(i: int) -> list[Document]:
 @pytest.fixture(params=STORE_KINDS, ids=lambda kind: kind.name)
 def uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     kind: StoreKind = request.param
-    return kind.new_uri(tmp_path)
+    return kind.new_uri(tmp_path, *(request.getfixturevalue(f) for f in kind.fixtures))
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from ctxselect import embed as _embed
 from ctxselect.config import RELOAD_CHECK_SECONDS, FuseSpec
@@ -18,7 +18,7 @@ from ctxselect.errors import IndexMismatchError
 from ctxselect.manifest import Manifest
 from ctxselect.retrieve.base import Retriever
 from ctxselect.retrieve.modes import MODES, ModeContext, embedding_modes
-from ctxselect.stores import Snapshot, Store
+from ctxselect.stores import ServingStore, Snapshot, Store
 from ctxselect.types import ChunkTable
 
 
@@ -129,14 +129,21 @@ class GenerationReader:
         found = cache.get(mode)
         return found if found is not None else self._load(mode, snap, cache)
 
-    def _load(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
-        """Load ``mode`` from ``snap``'s segments (a fusion: from its parts) into ``cache``."""
+    def _load(
+        self, mode: str, snap: Snapshot, cache: dict[str, Retriever], *, local: bool = False
+    ) -> Retriever:
+        """Load ``mode`` into ``cache``: from the store when it ranks the mode itself
+        (:class:`~ctxselect.stores.ServingStore`) unless ``local``, else from ``snap``'s
+        segments. A fusion fuses its parts' client-side retrievers (it reads their
+        internals), loaded under ``MODE@local`` when the store serves them."""
         spec = MODES.get(mode)
         embedder = self.embedder() if spec.needs_embedder else None
         context = ModeContext(self.bm25, embedder, self.fusion if spec.fuses else FuseSpec())
         if spec.combine is not None:
-            parts = {m: cache.get(m) or self._load(m, snap, cache) for m in spec.fuses}
+            parts = {m: self._part(m, snap, cache) for m in spec.fuses}
             found = spec.combine(parts, context)
+        elif not local and self._served(mode, snap):
+            found = cast(ServingStore, self.store).searcher(mode, snap, context)
         elif spec.load is None or mode not in snap.segments:
             rebuild = f"ctxselect index PATH... --index {self.path}"
             missing = f"has no {mode} arrays"
@@ -146,8 +153,18 @@ class GenerationReader:
             raise IndexMismatchError(f"index {self.path} {missing}: rebuild it with `{rebuild}`")
         else:
             found = spec.load(snap.rows, snap.segments[mode], context)
-        cache[mode] = found
+        cache[f"{mode}@local" if local else mode] = found
         return found
+
+    def _served(self, mode: str, snap: Snapshot) -> bool:
+        store = self.store
+        return isinstance(store, ServingStore) and mode in store.served_modes(snap)
+
+    def _part(self, mode: str, snap: Snapshot, cache: dict[str, Retriever]) -> Retriever:
+        """A fusion's part: the client-side retriever of ``mode``."""
+        local = self._served(mode, snap)
+        found = cache.get(f"{mode}@local" if local else mode)
+        return found if found is not None else self._load(mode, snap, cache, local=local)
 
     def embedder(self) -> _embed.Embedder:
         """The embedder of queries for dense retrieval (made once, on first use).

@@ -1,17 +1,19 @@
 """The Store seam: where documents, chunks, index segments and the manifest live.
 
-The embedded store (``stores/embedded``: SQLite plus ``.npy`` files) is the default; a
-Milvus store is planned behind the same seam, so chunking, budget selection and
-evaluation never see which one is in use. Composition code (``api``, ``indexing``,
-``modes``, ``tuning``, ...) opens a store with :func:`ctxselect.stores.open_store` and
-uses only what :class:`Store` declares. A store's promises:
+The embedded store (``stores/embedded``: SQLite plus ``.npy`` files) is the default; the
+Milvus store (``stores/milvus``, ``milvus://HOST:PORT/NAME``) sits behind the same seam,
+so chunking, budget selection and evaluation never see which one is in use. Composition
+code (``api``, ``indexing``, ``modes``, ``tuning``, ...) opens a store with
+:func:`ctxselect.stores.open_store` and uses only what :class:`Store` declares. A store's
+promises:
 
 - **Generations.** Every commit is atomic and bumps ``generation()``; a reader sees one
   committed generation at a time (:class:`Snapshot`, :meth:`Store.reading`) and never a
   half-written one.
 - **Segments.** The keyword index of each mode is a base segment plus delta segments
   and deleted rows (:class:`~ctxselect.types.Segments`); compaction folds them into a
-  new base. A store that merges on its own (Milvus) returns compacted snapshots.
+  new base. A store that merges on its own may return compacted snapshots (the Milvus
+  store keeps the same segments as the embedded one).
 - **One writer.** ``lock(wait)`` is held around every write; readers never take it.
 
 ``tests/stores/test_store_contract.py`` checks these promises against every store.
@@ -22,11 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
+
+if TYPE_CHECKING:  # the Retriever seam, for types only: a store never ranks client-side
+    from ctxselect.retrieve.base import Retriever
 
 ModeArrays = Mapping[str, Mapping[str, np.ndarray]]
 """mode -> array name -> array: what one segment holds for each retrieval mode."""
@@ -242,4 +247,26 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the store (connections, files); it cannot be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class ServingStore(Protocol):
+    """A store that ranks some modes itself (server-side search), an optional capability.
+
+    The read path asks it first: a mode in ``served_modes(snapshot)`` is searched through
+    ``searcher``; any other mode loads from the snapshot's segments as usual. Results may
+    differ from the client-side retriever of the same mode (the store documents how).
+    """
+
+    def served_modes(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """Return the modes this store ranks itself for ``snapshot`` (may be none)."""
+        ...
+
+    def searcher(self, mode: str, snapshot: Snapshot, context: Any) -> Retriever:
+        """Return a retriever of ``mode`` that searches ``snapshot``'s generation.
+
+        ``context`` is the mode's ``ctxselect.retrieve.modes.ModeContext`` (the query
+        embedder of a vector mode, the index's BM25 settings).
+        """
         ...

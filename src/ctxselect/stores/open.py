@@ -21,8 +21,10 @@ from ctxselect.stores.base import Store
 
 if TYPE_CHECKING:  # mypy checks that each registered store satisfies the protocol
     from ctxselect.stores.embedded.sqlite import SQLiteStore
+    from ctxselect.stores.milvus.store import MilvusStore
 
     _EMBEDDED: type[Store] = SQLiteStore
+    _MILVUS: type[Store] = MilvusStore
 
 DEFAULT_WAIT = 30.0
 """Seconds :func:`open_store` waits for the writer lock when an old index must be migrated."""
@@ -32,6 +34,7 @@ StoreFactory = Callable[..., Store]
 
 SCHEMES: dict[str, str | StoreFactory] = {
     "file": "ctxselect.stores.embedded.sqlite:SQLiteStore",
+    "milvus": "ctxselect.stores.milvus.store:MilvusStore",
 }
 """Scheme -> its store's factory, or ``"module:attribute"`` naming it (imported on use).
 

@@ -1,0 +1,216 @@
+"""Run the Milvus Lite 2.5.1 server on loopback: for tests, and to try the Milvus store locally.
+
+``milvus-lite`` ships the real Milvus C++ core as one binary (``milvus_lite/lib/milvus``)
+that serves the ordinary gRPC API; pymilvus talks to it exactly as to a cluster. This
+module starts it on ``127.0.0.1`` on a free port with a data folder, waits until it
+answers, and stops it (terminate, wait, kill)::
+
+    python -m ctxselect.stores.milvus.server DIR        # prints milvus://127.0.0.1:PORT
+    ctxselect index docs/ --index milvus://127.0.0.1:PORT/notes
+
+The 3.x rewrite of milvus-lite is a different, pure-Python program: this module refuses
+to start anything but the 2.5 binary (see docs/14-milvus.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+
+from ctxselect.errors import ConfigError, MissingExtraError, StoreUnreachableError
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 60.0
+"""Seconds to wait for a started server to answer (it answers after ~0.6 s here)."""
+STOP_TIMEOUT = 10.0
+DB_NAME = "milvus.db"
+_TAIL = 2000  # characters of the server's log quoted when it fails to start
+
+
+def binary() -> Path:
+    """Return the path of the milvus-lite 2.5 server binary.
+
+    The package is found without importing it: ``milvus_lite/__init__`` imports
+    ``pkg_resources``, which recent setuptools no longer installs.
+
+    Raises:
+        MissingExtraError: milvus-lite is not installed (or is not the 2.5 binary).
+    """
+    spec = importlib.util.find_spec("milvus_lite")
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    for place in places:
+        found = Path(place) / "lib" / "milvus"
+        if found.is_file():
+            return found
+    raise MissingExtraError(
+        "running a local Milvus server needs the Python package 'milvus-lite' 2.5.1 "
+        "(its lib/milvus binary was not found): run pip install 'ctxselect[milvus]'"
+    )
+
+
+def free_port(host: str = HOST) -> int:
+    """Return a TCP port on ``host`` that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """A function that, run in the server's process (Linux), makes it get SIGTERM when
+    the process that started it dies (even by SIGKILL), so no server outlives its tests
+    or its command. Made before the fork: the child only calls it (no imports there)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
+def _answers(host: str, port: int) -> bool:
+    """True when the server accepts a TCP connection and lists its collections."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            pass
+    except OSError:
+        return False
+    from pymilvus import MilvusClient  # only once the port is open: the client retries
+
+    try:
+        client = MilvusClient(uri=f"http://{host}:{port}", timeout=2.0)
+        try:
+            client.list_collections()
+        finally:
+            client.close()
+    except Exception:
+        return False
+    return True
+
+
+class MilvusServer:
+    """One milvus-lite server process bound to 127.0.0.1 (a context manager).
+
+    Args:
+        folder: Where the server keeps its data (``folder/milvus.db``); created if missing.
+        port: The port to bind (default: a free one).
+        timeout: Seconds to wait for the server to answer.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], *, port: int = 0, timeout: float = 0.0):
+        self.folder = Path(folder)
+        self.port = port or free_port()
+        self.timeout = timeout or START_TIMEOUT
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = self.folder / "server.log"
+
+    @property
+    def uri(self) -> str:
+        """``milvus://127.0.0.1:PORT``: add ``/COLLECTION`` to name an index."""
+        return f"milvus://{HOST}:{self.port}"
+
+    def start(self) -> MilvusServer:
+        """Start the server and wait until it answers.
+
+        Raises:
+            StoreUnreachableError: It exited or did not answer within ``timeout``
+                (the message quotes the end of its log).
+        """
+        exe = binary()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "LD_LIBRARY_PATH": str(exe.parent)}
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [str(exe), str(self.folder / DB_NAME), f"{HOST}:{self.port}", "ERROR"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # a Ctrl-C of the caller does not reach it first
+                preexec_fn=_death_signal(),
+            )
+        deadline = time.monotonic() + self.timeout
+        while not _answers(HOST, self.port):
+            code = self.process.poll()
+            if code is not None or time.monotonic() > deadline:
+                self.stop()
+                why = f"exited with code {code}" if code is not None else "did not answer"
+                raise StoreUnreachableError(
+                    f"the Milvus Lite server on {HOST}:{self.port} {why} (within "
+                    f"{self.timeout:.0f} s); its log ends: {self.tail()!r}: check the data "
+                    f"folder {self.folder} and that milvus-lite is 2.5.1"
+                )
+            time.sleep(0.1)
+        return self
+
+    def tail(self) -> str:
+        """The last characters of the server's log (why it failed)."""
+        with contextlib.suppress(OSError):
+            return self.log.read_bytes()[-_TAIL:].decode("utf-8", "replace").strip()
+        return ""
+
+    def stop(self) -> None:
+        """Stop the server: SIGTERM, wait, then SIGKILL if it is still running."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_TIMEOUT)
+
+    def __enter__(self) -> MilvusServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def running(folder: str | os.PathLike[str], port: int = 0) -> Iterator[MilvusServer]:
+    """Run a server for the duration of a ``with`` block."""
+    with MilvusServer(folder, port=port) as server:
+        yield server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a server in the foreground until Ctrl-C; print its URI on stdout."""
+    parser = argparse.ArgumentParser(
+        prog="python -m ctxselect.stores.milvus.server",
+        description="Run a local Milvus Lite 2.5 server on 127.0.0.1 (Ctrl-C stops it).",
+    )
+    parser.add_argument("folder", help="data folder (created if missing)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    args = parser.parse_args(argv)
+    if args.port < 0 or args.port > 65535:
+        raise ConfigError(f"port {args.port} is not a TCP port: give 1-65535 or 0 (any)")
+    # SIGTERM (kill) and SIGINT (even where a shell ignores it) both stop the server
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with MilvusServer(args.folder, port=args.port) as server:
+        print(server.uri, flush=True)
+        print(f"index URIs: {server.uri}/COLLECTION; Ctrl-C stops the server", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):
+            while server.process is not None and server.process.poll() is None:
+                time.sleep(0.5)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

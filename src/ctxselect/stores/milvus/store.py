@@ -1,0 +1,389 @@
+"""MilvusStore: an index in a Milvus server, ``milvus://HOST:PORT/NAME`` (reads; see
+``writes`` for commits and the package docstring for the design)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import numpy as np
+
+from ctxselect.errors import (
+    ConfigError,
+    CtxselectError,
+    IndexCorruptError,
+    IndexMismatchError,
+    IndexNotFoundError,
+    NotFoundError,
+)
+from ctxselect.stores.base import Snapshot
+from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import snapshots
+from ctxselect.stores.milvus.lease import Lease
+from ctxselect.stores.milvus.vectors import MilvusVectorCache
+from ctxselect.stores.milvus.writes import MilvusWrites, local_commits
+from ctxselect.types import Chunk, ChunkTable, Document
+
+P = ParamSpec("P")
+R = TypeVar("R")
+LAYOUT_ID = -1
+
+
+def _calling(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn client failures into one-line ctxselect errors naming the URI."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        store: Any = args[0]
+        if store._client is None:
+            raise CtxselectError(f"index {store.uri} was closed: open it again with open_index")
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            return method(*args, **kwargs)
+        except MilvusException as exc:
+            raise mc.unreachable(store.address, exc) from exc
+
+    return wrapper
+
+
+class MilvusStore(MilvusWrites):
+    """An index kept in two collections of a Milvus server (see the package docstring).
+
+    Args:
+        uri: ``milvus://HOST:PORT/NAME``.
+        create: Create the collections when missing; otherwise a missing index raises
+            IndexNotFoundError naming the command that creates one.
+        wait: Unused (no layout upgrade exists yet); kept for ``open_store``.
+    """
+
+    schema_version = mc.LAYOUT_VERSION
+
+    def __init__(self, uri: str, *, create: bool = False, wait: float = 30.0) -> None:
+        self.address = mc.parse_uri(uri)
+        self.uri = self.address.uri
+        self._client: Any = mc.connect(self.address)
+        self._pin = threading.local()
+        self._manifests: dict[int, dict[str, Any]] = {}
+        self._held: set[str] = set()
+        self.layout: dict[str, Any] = {}
+        try:
+            self._open(create)
+        except Exception:
+            self.close()
+            raise
+
+    @_calling
+    def _open(self, create: bool) -> None:
+        names = (self.address.name, self.address.meta)
+        has = [bool(self._client.has_collection(n)) for n in names]
+        if not any(has):
+            if not create:
+                raise IndexNotFoundError(
+                    f"no index at {self.uri}: create one with "
+                    f"`ctxselect index PATH... --index {self.uri}`"
+                )
+            self._create()
+        elif not all(has):
+            raise IndexMismatchError(
+                f"index {self.uri}: collection {names[has.index(True)]!r} exists without "
+                f"{names[has.index(False)]!r}, so it was not made by ctxselect (or was built "
+                f"with other settings): pick another NAME, or drop it and rebuild with "
+                f"`ctxselect index PATH... --index {self.uri}`"
+            )
+        mc.check_fields(self._client, self.address)
+        for name in [*names, *mc.dense_names(self._client, self.address)]:
+            self._client.load_collection(name)
+        self._check_layout()
+
+    def _create(self) -> None:
+        for name, make in (
+            (self.address.name, mc.chunk_schema),
+            (self.address.meta, mc.meta_schema),
+        ):
+            schema, index = make(self._client)
+            self._client.create_collection(
+                name, schema=schema, index_params=index, consistency_level="Strong"
+            )
+        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25}
+        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))])
+
+    def _check_layout(self) -> None:
+        rows = self._client.query(
+            self.address.meta, filter=f"id == {LAYOUT_ID}", output_fields=["info"]
+        )
+        self.layout = json.loads(rows[0]["info"]) if rows else {}
+        found = self.layout.get("layout")
+        if found != mc.LAYOUT_VERSION:
+            raise IndexMismatchError(
+                f"index {self.uri} was built with other settings (collection layout {found!r}, "
+                f"this ctxselect reads layout {mc.LAYOUT_VERSION}): rebuild it under a new NAME "
+                f"with `ctxselect index PATH... --index milvus://HOST:PORT/NEW_NAME`"
+            )
+
+    # -- generations and the manifest --------------------------------------------------
+
+    @_calling
+    def generation(self) -> int:
+        """The committed generation (the pinned one inside ``reading``)."""
+        pinned = getattr(self._pin, "generation", None)
+        return int(pinned) if pinned is not None else self.head()
+
+    def head(self) -> int:
+        """The newest generation whose head row exists (0: nothing committed)."""
+        rows = mc.query_all(self._client, self.address.meta, 'kind == "head"', ["born"])
+        return max((int(r["born"]) for r in rows), default=0)
+
+    def data_version(self) -> int:
+        """The committed generation: it changes with every commit of any process."""
+        return self.head() if self._client is not None else -1
+
+    def local_commits(self) -> int:
+        """How many commits this process made to Milvus indexes."""
+        return local_commits()
+
+    @_calling
+    def read_manifest(self) -> dict[str, Any]:
+        """Return the manifest of the committed (or pinned) generation."""
+        return dict(self.manifest_at(self.generation()))
+
+    def manifest_at(self, generation: int) -> dict[str, Any]:
+        """The manifest a generation committed (cached: it never changes)."""
+        if generation == 0:
+            return {"schema_version": mc.LAYOUT_VERSION}
+        found = self._manifests.get(generation)
+        if found is None:
+            expr = f'kind == "manifest" and born == {generation}'
+            rows = mc.query_all(self._client, self.address.meta, expr, ["num", "data"])
+            if not rows:
+                raise IndexCorruptError(
+                    f"index {self.uri} names generation {generation} but holds no manifest for "
+                    f"it: run `ctxselect verify --index {self.uri}`"
+                )
+            text = "".join(r["data"] for r in sorted(rows, key=lambda r: r["num"]))
+            found = self._manifests[generation] = json.loads(text)
+        return found
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Pin every read of this thread inside the block to one committed generation."""
+        if getattr(self._pin, "generation", None) is not None:
+            yield
+            return
+        self._pin.generation = self.generation()
+        try:
+            yield
+        finally:
+            self._pin.generation = None
+
+    # -- rows visible at a generation --------------------------------------------------
+
+    def tombs(self, generation: int, what: str, refs: Sequence[int] | None = None) -> set[int]:
+        """Ids of ``what`` rows ("chunk" or "doc") removed at or before ``generation``."""
+        expr = f'kind == "tomb" and key == "{what}" and born <= {generation}'
+        if refs is None:
+            rows = mc.query_all(self._client, self.address.meta, expr, ["ref"])
+            return {int(r["ref"]) for r in rows}
+        out: set[int] = set()
+        for part in mc.batches(list(refs)):
+            found = mc.query_all(
+                self._client, self.address.meta, f"{expr} and ref in {mc.ints(part)}", ["ref"]
+            )
+            out.update(int(r["ref"]) for r in found)
+        return out
+
+    def chunk_rows(self, generation: int, expr: str = "", live: bool = True) -> list[dict]:
+        """Chunk rows born by ``generation`` (only the live ones with ``live``)."""
+        where = f"born <= {generation}" + (f" and ({expr})" if expr else "")
+        rows = mc.query_all(self._client, self.address.name, where, mc.CHUNK_FIELDS)
+        if live and rows:
+            dead = self.tombs(generation, "chunk", [r["id"] for r in rows])
+            rows = [r for r in rows if r["id"] not in dead]
+        return rows
+
+    def doc_rows(self, generation: int, doc_ids: Sequence[str] | None, parts: bool) -> list[dict]:
+        """Live document rows (every piece with ``parts``, else the first of each)."""
+        base = f'kind == "doc" and born <= {generation}' + ("" if parts else " and num == 0")
+        fields = ["id", "key", "ref", "num", "info"] + (["data"] if parts else [])
+        if doc_ids is None:
+            rows = mc.query_all(self._client, self.address.meta, base, fields)
+        else:
+            wanted, rows = set(doc_ids), []
+            keys = sorted({mc.hash63(d) for d in wanted})
+            for part in mc.batches(keys):
+                expr = f"{base} and hkey in {mc.ints(part)}"
+                found = mc.query_all(self._client, self.address.meta, expr, fields)
+                rows.extend(r for r in found if r["key"] in wanted)
+        dead = self.tombs(generation, "doc", sorted({int(r["ref"]) for r in rows}))
+        return [r for r in rows if int(r["ref"]) not in dead]
+
+    def to_chunk(self, row: dict, generation: int) -> Chunk:
+        """The Chunk of a row (a long text read back from its document's span)."""
+        text = row["body"][len(row["header"]) + 1 :] if row["header"] else row["body"]
+        if row["span"]:
+            text = self._document(row["doc_id"], generation).text[
+                row["start_char"] : row["end_char"]
+            ]
+        return Chunk(
+            row["chunk_id"],
+            row["doc_id"],
+            int(row["ordinal"]),
+            int(row["start_char"]),
+            int(row["end_char"]),
+            text,
+            row["header"],
+            int(row["n_tokens"]),
+            row["parent_id"],
+        )
+
+    # -- reads -------------------------------------------------------------------------
+
+    @_calling
+    def doc_hashes(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """Return ``{doc_id: content_hash}`` of every document, or of ``doc_ids`` only."""
+        rows = self.doc_rows(self.generation(), doc_ids, parts=False)
+        return {r["key"]: json.loads(r["info"])["content_hash"] for r in rows}
+
+    @_calling
+    def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
+        """Return the chunks of ``doc_ids`` (any order)."""
+        generation, wanted = self.generation(), set(doc_ids)
+        out: list[Chunk] = []
+        for part in mc.batches(sorted({mc.hash63(d) for d in wanted})):
+            rows = self.chunk_rows(generation, f"dkey in {mc.ints(part)}")
+            out += [self.to_chunk(r, generation) for r in rows if r["doc_id"] in wanted]
+        return out
+
+    def _live(self) -> tuple[int, list[dict]]:
+        generation = self.generation()
+        rows = sorted(self.chunk_rows(generation), key=lambda r: r["chunk_id"])
+        return generation, rows
+
+    @_calling
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Yield every live chunk in chunk_id order."""
+        generation, rows = self._live()
+        return iter([self.to_chunk(r, generation) for r in rows])
+
+    @_calling
+    def chunk_table(self) -> ChunkTable:
+        """Return every live chunk as columns, row order = chunk_id order."""
+        generation, rows = self._live()
+        return ChunkTable.from_chunks([self.to_chunk(r, generation) for r in rows])
+
+    @_calling
+    def live_order(self) -> np.ndarray:
+        """Return the id of every live chunk, in chunk_id order."""
+        return np.array([r["id"] for r in self._live()[1]], dtype=np.int64)
+
+    @_calling
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """Return one chunk or raise NotFoundError."""
+        generation = self.generation()
+        rows = self.chunk_rows(generation, f"ckey == {mc.hash63(chunk_id)}")
+        for row in rows:
+            if row["chunk_id"] == chunk_id:
+                return self.to_chunk(row, generation)
+        raise NotFoundError(
+            f"no chunk {chunk_id!r} in index {self.uri}: chunk ids look like 'DOC_ID#N' "
+            f"and come from `ctxselect search`"
+        )
+
+    @_calling
+    def get_document(self, doc_id: str) -> Document:
+        """Return one document or raise NotFoundError."""
+        return self._document(doc_id, self.generation())
+
+    def _document(self, doc_id: str, generation: int) -> Document:
+        rows = self.doc_rows(generation, [doc_id], parts=True)
+        if not rows:
+            raise NotFoundError(
+                f"no document {doc_id!r} in index {self.uri}: document ids are paths "
+                f"relative to the indexed root (see `ctxselect search`)"
+            )
+        ref = max(int(r["ref"]) for r in rows)  # one live version; the newest if damaged
+        parts = sorted((r for r in rows if int(r["ref"]) == ref), key=lambda r: r["num"])
+        info = json.loads(parts[0]["info"])
+        text = "".join(r["data"] for r in parts)
+        return Document(
+            doc_id, text, info["title"], info["source"], info["content_hash"], info["kind"]
+        )
+
+    @_calling
+    def span_text(self, doc_id: str, start: int, end: int) -> str:
+        """Return the document's text in ``[start, end)``."""
+        return self._document(doc_id, self.generation()).text[start:end]
+
+    @_calling
+    def counts(self) -> dict[str, int]:
+        """Return the number of documents, chunks and tokens (kept by every commit)."""
+        counts = self.read_manifest().get("counts") or {}
+        return {k: int(counts.get(k, 0)) for k in ("documents", "chunks", "tokens")}
+
+    @_calling
+    def disk_bytes(self) -> int:
+        """An estimate: the bytes of the live rows' fields and arrays as sent to Milvus
+        (kept by every commit). The server's own files (indexes, WAL, versions kept for
+        readers) are not counted: Milvus does not report them per collection."""
+        return int(self.read_manifest().get("stored_bytes", 0))
+
+    # -- snapshots ---------------------------------------------------------------------
+
+    @_calling
+    def snapshot(self, eager: bool | None = None, previous: Snapshot | None = None) -> Snapshot:
+        """Return the last committed generation's rows and segments (texts in memory:
+        ``eager`` and ``previous`` change nothing yet)."""
+        return snapshots.snapshot_of(self)
+
+    def read_group(self, group: str) -> dict[str, np.ndarray]:
+        """The arrays of one blob group (``base/G`` or ``delta/S``), by ``mode/name``."""
+        return snapshots.read_group(self, group)
+
+    def read_json(self, group: str) -> Any:
+        """A JSON value stored in pieces under ``group``."""
+        return snapshots.read_json(self, group)
+
+    # -- server-side ranking (ServingStore) --------------------------------------------
+
+    def served_modes(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """The modes Milvus ranks for ``snapshot`` (``bm25``; see ``serving``)."""
+        from ctxselect.stores.milvus.serving import served_modes
+
+        return served_modes(self, snapshot)
+
+    def searcher(self, mode: str, snapshot: Snapshot, context: Any) -> Any:
+        """A retriever of ``mode`` answered by the server for ``snapshot``'s generation."""
+        from ctxselect.stores.milvus.serving import MilvusBM25Searcher, MilvusDenseSearcher
+
+        if mode == MilvusBM25Searcher.mode:
+            return MilvusBM25Searcher(self, snapshot)
+        if mode == MilvusDenseSearcher.mode and getattr(context, "embedder", None) is not None:
+            return MilvusDenseSearcher(self, snapshot, context.embedder)
+        raise ConfigError(f"index {self.uri} does not rank {mode!r} on the server")
+
+    # -- the rest of the protocol ------------------------------------------------------
+
+    def vector_cache(self) -> MilvusVectorCache:
+        """The index's vectors by model and content hash."""
+        return MilvusVectorCache(self)
+
+    def lock(self, wait: float = 0.0) -> Lease:
+        """Return the writer lease (a context manager; see ``lease``)."""
+        return Lease(self, wait=wait)
+
+    @_calling
+    def verify(self) -> tuple[list[str], list[str], list[str]]:
+        """Check the index; remove leftovers of an interrupted write when no writer runs."""
+        from ctxselect.stores.milvus.verify import verify_store
+
+        return verify_store(self)
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()

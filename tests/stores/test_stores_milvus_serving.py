@@ -1,0 +1,137 @@
+"""Server-side ranking: a Milvus index answers ``bm25`` with the server's BM25 function.
+
+Checked against the client-side BM25 of the same index (``CTXSELECT_MILVUS_SERVE=none``)
+and against generations: a served search never returns a removed chunk or a row of an
+uncommitted write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from store_kinds import milvus_uri
+
+import ctxselect as cs
+from ctxselect.ingest import content_hash
+from ctxselect.retrieve.bm25 import BM25Retriever
+from ctxselect.retrieve.dense import DenseRetriever
+from ctxselect.stores import ServingStore, open_store
+from ctxselect.stores.milvus.serving import SERVE_ENV, MilvusBM25Searcher, MilvusDenseSearcher
+from ctxselect.stores.milvus.store import MilvusStore
+from ctxselect.types import Document
+
+SPEC = cs.ChunkSpec(chunker="paragraph", size=64, tokenizer="chars4")
+TEXTS = {
+    "cache": "The cache evicts the least recently used entries when memory runs low.",
+    "retry": "Failed requests are retried with exponential backoff and jitter.",
+    "index": "An inverted index maps each term to the documents that contain it.",
+    "vector": "Dense vectors are compared by cosine similarity in an embedding space.",
+    "queue": "A message queue decouples producers from consumers of events.",
+    "lock": "A writer lock keeps two processes from committing at the same time.",
+}
+QUERIES = ["cache eviction", "retried requests", "inverted index terms", "cosine vectors"]
+
+
+def _docs(texts: dict[str, str]) -> list[Document]:
+    return [Document(d, t, source=d, content_hash=content_hash("", t)) for d, t in texts.items()]
+
+
+@pytest.fixture
+def uri(milvus_server: Any, tmp_path: Any) -> str:
+    made = milvus_uri(tmp_path, milvus_server)
+    cs.add_documents(_docs(TEXTS), made, chunk=SPEC)
+    return made
+
+
+def _ids(hits: list[Any]) -> list[str]:
+    return [h.doc_id for h in hits]
+
+
+def test_bm25_is_served_and_agrees_with_ours(uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_store(uri)
+    assert isinstance(store, ServingStore)
+    store.close()
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("bm25"), MilvusBM25Searcher)
+        served = {q: idx.search(q, 3) for q in QUERIES}
+        explained = idx.explain("cache eviction", served["cache eviction"][0].chunk_id)
+    monkeypatch.setenv(SERVE_ENV, "none")
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("bm25"), BM25Retriever)
+        ours = {q: idx.search(q, 3) for q in QUERIES}
+    for query in QUERIES:
+        assert _ids(served[query])[0] == _ids(ours[query])[0], query
+        assert all(h.score > 0 for h in served[query])
+        scores = [h.score for h in served[query]]
+        assert scores == sorted(scores, reverse=True) and [h.rank for h in served[query]] == [
+            *range(1, len(scores) + 1)
+        ]
+        assert served[query][0].text == ours[query][0].text
+    assert explained.score == pytest.approx(served["cache eviction"][0].score, rel=1e-5)
+    assert "Milvus" in explained.note and explained.terms == ()
+
+
+def test_served_searches_see_one_generation(uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    cs.remove_documents(["cache"], uri, compact_fraction=None)
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("bm25"), MilvusBM25Searcher)
+        assert "cache" not in _ids(idx.search("cache eviction memory", 10))
+
+    def crash(self: MilvusStore, generation: int) -> None:
+        raise RuntimeError("killed before the commit row")
+
+    monkeypatch.setattr(MilvusStore, "_flip", crash)
+    extra = {"ghost": "Eviction of ghost cache entries never committed."}
+    with pytest.raises(RuntimeError):
+        cs.add_documents(_docs(extra), uri, compact_fraction=None)
+    monkeypatch.undo()
+    with cs.open_index(uri) as idx:
+        hits = idx.search("ghost cache entries retried requests", 10)
+        assert "ghost" not in _ids(hits) and hits  # the leftover rows are never returned
+        cs.add_documents(_docs({"cache": TEXTS["cache"]}), uri, compact_fraction=None)
+        assert _ids(idx.search("cache eviction", 1)) == ["cache"]  # reloads the generation
+
+
+def test_an_index_with_other_bm25_settings_is_ranked_client_side(
+    milvus_server: Any, tmp_path: Any
+) -> None:
+    uri = milvus_uri(tmp_path, milvus_server)
+    cs.add_documents(_docs(TEXTS), uri, chunk=SPEC, bm25=cs.BM25Params(k1=1.2))
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("bm25"), BM25Retriever)
+        assert _ids(idx.search("cache eviction", 1)) == ["cache"]
+
+
+def test_dense_is_served_exactly_and_hybrid_fuses_our_parts(
+    milvus_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = milvus_uri(tmp_path, milvus_server)
+    cs.add_documents(_docs(TEXTS), uri, chunk=SPEC, embedder="hash")
+    more = {"extra": "Cosine similarity of embedding vectors ranks dense retrieval."}
+    cs.add_documents(_docs(more), uri, compact_fraction=None)  # a delta's vectors too
+    cs.remove_documents(["vector"], uri, compact_fraction=None)
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("dense"), MilvusDenseSearcher)
+        served = {q: idx.search(q, 5, mode="dense") for q in QUERIES}
+        hybrid = {q: idx.search(q, 5, mode="hybrid") for q in QUERIES}
+        explained = idx.explain(QUERIES[0], served[QUERIES[0]][0].chunk_id, mode="dense")
+        ids = [h.chunk_id for h in served[QUERIES[0]]]
+        served_vectors = idx.retriever("dense").vectors_of(ids)  # type: ignore[attr-defined]
+        diverse = idx.rank(QUERIES[0], 5, "dense", mmr=0.5)
+    monkeypatch.setenv(SERVE_ENV, "none")
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("dense"), DenseRetriever)
+        ours = {q: idx.search(q, 5, mode="dense") for q in QUERIES}
+        ours_hybrid = {q: idx.search(q, 5, mode="hybrid") for q in QUERIES}
+        ours_vectors = idx.retriever("dense").vectors_of(ids)  # type: ignore[attr-defined]
+        assert idx.rank(QUERIES[0], 5, "dense", mmr=0.5) == diverse
+    assert np.allclose(served_vectors, ours_vectors, atol=1e-6)
+    for query in QUERIES:
+        assert [h.chunk_id for h in served[query]] == [h.chunk_id for h in ours[query]]
+        for mine, theirs in zip(served[query], ours[query], strict=True):
+            assert mine.score == pytest.approx(theirs.score, abs=1e-5)
+        assert "vector" not in _ids(served[query])
+        assert hybrid[query] == ours_hybrid[query]  # fused from the client-side parts
+    assert explained.score == pytest.approx(served[QUERIES[0]][0].score, abs=1e-6)
