@@ -10,7 +10,7 @@ from test_mcp_server import library as library  # the library fixture
 from test_mcp_server import run, server_for
 
 from _support.sessions_corpus import FIRST, build
-from ctxselect.interfaces import mcp_server
+from ctxselect.interfaces import mcp_wire
 from ctxselect.interfaces.vocabulary import DEPRECATED_TOOLS
 
 OLD_NAMES = ("select_context", "index_info", "select_examples", "add_documents", "reindex")
@@ -23,7 +23,7 @@ def corpus_index(tmp_path):
 
 @pytest.fixture(autouse=True)
 def fresh_warnings(monkeypatch):
-    monkeypatch.setattr(mcp_server, "_warned", set())
+    monkeypatch.setattr(mcp_wire, "_warned", set())
 
 
 async def call(client, name, **arguments):
@@ -41,7 +41,7 @@ def _deprecations(caplog):
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == mcp_server.__name__ and "deprecated" in r.getMessage()
+        if r.name == mcp_wire.__name__ and "deprecated" in r.getMessage()
     ]
 
 
@@ -83,7 +83,7 @@ def test_old_read_names_run_the_new_tools_and_log_once_per_name(corpus_index, li
         ]
         return old, new
 
-    with caplog.at_level(logging.WARNING, logger=mcp_server.__name__):
+    with caplog.at_level(logging.WARNING, logger=mcp_wire.__name__):
         (first, again, info, examples), (new_info, new_examples) = run(server, scenario)
     assert first["pieces"] and first["references"] == [] and first["call"] == 1
     assert again["references"] and again["call"] == 2  # one session across old and new names

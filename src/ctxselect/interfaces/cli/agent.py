@@ -55,7 +55,7 @@ def mcp_cmd(
     missing or damaged one is an error here, not in the client.
     """
     require("mcp", extra="mcp", feature="`ctxselect mcp`")
-    from ctxselect.interfaces import mcp_server  # the one module that imports the MCP SDK
+    from ctxselect.interfaces import mcp_server  # the MCP SDK loads only here
 
     agent.check_max_result_tokens(max_result_tokens)
     opened = agent.load_index(index)

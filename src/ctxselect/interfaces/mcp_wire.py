@@ -1,0 +1,190 @@
+"""Plumbing between the MCP SDK and ctxselect's tools: the strict server, result shapes.
+
+:class:`StrictServer` refuses unknown tools and arguments and answers deprecated tool
+names (:mod:`ctxselect.interfaces.vocabulary`); :func:`register` adds a tool whose output
+schema is its value dataclass's (:func:`output_model`); :func:`call` turns an expected
+failure into a ``ToolError`` with the facade's message; :func:`to_text` is what a result
+reaches the client as, which result sizes count. The tools are in
+:mod:`ctxselect.interfaces.mcp_tools`, the assembly in :mod:`ctxselect.interfaces.mcp_server`.
+"""
+
+import dataclasses
+import functools
+import inspect
+import logging
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pydantic_core
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from ctxselect import agent
+from ctxselect.errors import CtxselectError
+from ctxselect.interfaces import vocabulary
+from ctxselect.types import ContextResult
+
+V = TypeVar("V")
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITE_TOOLS = ("add", "index")
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+
+class StrictServer(MCPServer):
+    """An ``MCPServer`` that refuses calls the SDK would run anyway.
+
+    The SDK ignores argument names its tool does not declare (``{"bugdet": 500}`` would
+    run with the default budget) and answers a tool it lacks with a bare "Unknown tool".
+    Here both are ``ToolError``s naming what is valid, and a write tool of a read-only
+    server says which flag enables it. A deprecated name
+    (:data:`~ctxselect.interfaces.vocabulary.DEPRECATED_TOOLS`) runs today's tool.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, tuple[str, ...]] = {}
+        """Each tool's argument names, filled by :func:`register`."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Refuse an unknown tool or argument, then call the tool as the SDK does."""
+        called, name = name, vocabulary.current_tool(name)
+        if called != name:
+            warn_deprecated(called, name)
+        valid = self.arguments.get(name)
+        if valid is None:
+            message = agent.unknown_tool(name, list(self.arguments), WRITE_TOOLS)
+            renamed = f"{called} is now called {name}; " if called != name else ""
+            raise ToolError(renamed + message)
+        unknown = [key for key in arguments if key not in valid]
+        if unknown:
+            raise ToolError(
+                f"Error executing tool {name}: {agent.unknown_arguments(name, unknown, valid)}"
+            )
+        return await super().call_tool(name, arguments, context)
+
+
+def warn_deprecated(old: str, new: str) -> None:
+    """Log, once per process, that tool ``old`` is deprecated and ``new`` replaces it."""
+    if old in _warned:
+        return
+    _warned.add(old)
+    log.warning(
+        "ctxselect mcp: tool %s is deprecated (answered through ctxselect %s): call %s, "
+        "same arguments",
+        old,
+        vocabulary.DEPRECATED_UNTIL,
+        new,
+    )
+
+
+def to_text(value: object) -> str:
+    """The text a result reaches the client as (result sizes count this).
+
+    A ``select`` result is its text block plus its compact metadata
+    (:func:`ctxselect.agent.context_wire`); any other result is the text block the SDK
+    sends for a structured result: indented JSON.
+    """
+    if isinstance(value, ContextResult):
+        return agent.context_wire(value)
+    return pydantic_core.to_json(value, fallback=str, indent=2).decode()
+
+
+def context_content(result: ContextResult) -> CallToolResult:
+    """A ``select`` result as sent: the rendered context once, small metadata."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=agent.context_text(result))],
+        structured_content=agent.structured(result),
+    )
+
+
+@functools.cache
+def output_model(cls: type) -> type[BaseModel]:
+    """Return a pydantic model with the fields of the value dataclass ``cls``.
+
+    The SDK derives an output schema from class attributes, which slotted dataclasses do
+    not have; this model gives the same schema, and validates instances of ``cls``.
+    """
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (hints[f.name], ...)
+    config = ConfigDict(from_attributes=True)
+    return create_model(cls.__name__, __config__=config, __doc__=cls.__doc__, **fields)
+
+
+def register(
+    server: StrictServer, fn: Callable[..., Any], title: str, hints: ToolAnnotations
+) -> None:
+    """Add ``fn`` as a tool whose output schema is its dataclass return type's.
+
+    A tool annotated ``Annotated[CallToolResult, Model]`` builds its own content and
+    keeps that annotation: ``Model`` is then its output schema.
+    """
+    returns = fn.__annotations__["return"]
+    if isinstance(returns, type) and dataclasses.is_dataclass(returns):
+        fn.__annotations__["return"] = output_model(returns)
+    description = inspect.cleandoc(fn.__doc__ or "")
+    server.add_tool(
+        fn, title=title, description=description, annotations=hints, structured_output=True
+    )
+    params = inspect.signature(fn).parameters.values()
+    server.arguments[fn.__name__] = tuple(p.name for p in params if p.annotation is not Context)
+
+
+def call(action: Callable[[], V]) -> V:
+    """Run a facade call; an expected failure becomes a ToolError with the CLI's message."""
+    try:
+        return action()
+    except (CtxselectError, OSError) as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def session_key(ctx: Context) -> str | None:
+    """The session a tool call belongs to.
+
+    Over HTTP: the ``Mcp-Session-Id`` header (None for a client without one: nothing is
+    remembered for it). Over stdio and in-process: the connection.
+    """
+    request = ctx.request_context.request
+    if request is not None:
+        sid = request.headers.get("mcp-session-id")
+        return f"http:{sid}" if sid else None
+    return str(ctx.request_context.lifespan_context["session"])
+
+
+def text_field(description: str, limit: int) -> Any:
+    return Field(description=description, json_schema_extra={"minLength": 1, "maxLength": limit})
+
+
+def int_field(description: str, low: int, high: int | None = None) -> Any:
+    bounds: dict[str, Any] = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Field(description=description, json_schema_extra=bounds)
+
+
+__all__ = [
+    "READ_ONLY",
+    "WRITES",
+    "WRITE_TOOLS",
+    "StrictServer",
+    "call",
+    "context_content",
+    "int_field",
+    "output_model",
+    "register",
+    "session_key",
+    "text_field",
+    "to_text",
+    "warn_deprecated",
+]
