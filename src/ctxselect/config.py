@@ -1,7 +1,8 @@
 """Settings of every stage, their defaults, and the one place where precedence is decided.
 
 Precedence, highest first: explicit argument (CLI flag or Python kwarg), environment
-variable (``CTXSELECT_*``), the index manifest (read as ``ctxselect.manifest.Manifest``),
+variable (``CTXSELECT_*``), the project config file (``ctxselect.toml``; the CLI only, see
+``ctxselect.api.project``), the index manifest (read as ``ctxselect.manifest.Manifest``),
 the default below.
 """
 
@@ -28,6 +29,12 @@ DEFAULT_PACKER = "skip"
 DEFAULT_FORMAT = "markdown"
 DEFAULT_INDEX_DIR = ".ctxselect"
 INDEX_ENV = "CTXSELECT_INDEX"
+# Project config files (api/project.py; docs/formats.md, "Project config").
+CONFIG_FILE = "ctxselect.toml"
+PYPROJECT_FILE = "pyproject.toml"
+"""Read when it has a ``[tool.ctxselect]`` table; ``ctxselect.toml`` in the same folder wins."""
+CONFIG_ENV = "CTXSELECT_CONFIG"
+"""The config file the CLI reads instead of looking for one (``ctxselect --config``)."""
 DATASETS_ENV = "CTXSELECT_DATASETS"
 # Incremental index updates (docs/12-updates.md).
 DEFAULT_COMPACT_FRACTION = 0.1

@@ -10,6 +10,7 @@ import click
 from ctxselect import api, config
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
 from ctxselect.api import modes, write
+from ctxselect.api.project import ProjectConfig
 from ctxselect.api.watch import watch_paths
 from ctxselect.config import (
     DEFAULT_ANN_THRESHOLD,
@@ -37,6 +38,7 @@ from ctxselect.interfaces.cli.main import (
     to_jsonable,
 )
 from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.project import render_sources, setting_sources
 from ctxselect.interfaces.cli.store import (
     follow_symlinks_option,
     report_extra,
@@ -412,8 +414,19 @@ def chunk_cmd(
 @cli.command()
 @index_option
 @json_option
-def info(index: str | None, as_json: bool) -> None:
-    """Show what an index holds and how it was built."""
+@click.pass_context
+def info(ctx: click.Context, index: str | None, as_json: bool) -> None:
+    """Show what an index holds, how it was built, and where each setting comes from.
+
+    The settings block gives, for every project config key, the value the next command
+    uses and its source: a flag, an environment variable, the config file (its path),
+    the index manifest, or the built-in default.
+    """
     with api.open_index(index) as idx:
         data = idx.info()
-    emit_json(data) if as_json else click.echo(render.info(data))
+    found = (ctx.obj or {}).get("project") or ProjectConfig()
+    sources = setting_sources(ctx, found, data.index, data.settings)
+    if as_json:
+        emit_json({**to_jsonable(data), "sources": to_jsonable(sources)})
+        return
+    click.echo(render.info(data) + "\n" + render_sources(sources))

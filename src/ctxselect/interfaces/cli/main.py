@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxselect.config import INDEX_ENV
+from ctxselect.config import CONFIG_ENV, CONFIG_FILE, INDEX_ENV
 from ctxselect.errors import CtxselectError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,12 +102,31 @@ def progress_enabled() -> bool:
 
 @click.group(cls=ErrorHandlingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    envvar=CONFIG_ENV,
+    default=None,
+    metavar="FILE",
+    help=f"Take defaults from FILE (a {CONFIG_FILE}, or a pyproject.toml's [tool.ctxselect]) "
+    f"instead of the nearest one from here up to the repository root (env {CONFIG_ENV}).",
+)
+@click.option("--no-config", is_flag=True, help="Read no project config file.")
 @click.version_option(package_name="ctxselect")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
-    """Decide what goes into an LLM's context window: chunk, rank, select under a budget."""
+def cli(ctx: click.Context, debug: bool, config_file: str | None, no_config: bool) -> None:
+    """Decide what goes into an LLM's context window: chunk, rank, select under a budget.
+
+    Defaults come from the nearest ctxselect.toml or [tool.ctxselect] in pyproject.toml;
+    flags, then environment variables, win over it (`ctxselect info` says which applied).
+    """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    if not no_config:
+        from ctxselect.interfaces.cli.project import apply_project_config
+
+        ctx.obj["project"] = apply_project_config(ctx, config_file)
 
 
 def main() -> None:
