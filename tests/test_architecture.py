@@ -1,9 +1,9 @@
 """The layout is the pipeline: stages do not import each other, and imports stay light.
 
 The package root holds values only; ``api/`` composes the stages and ``agent/`` serves
-sessions and examples on top of it; interfaces import those two and the values. The read
-path (``open_index``, ``Index.search``, ``Index.select``, the MCP server) never loads the
-write path.
+sessions and examples on top of it; interfaces (and the framework adapters, which nothing
+imports) import those two and the values. The read path (``open_index``, ``Index.search``,
+``Index.select``, the MCP server) never loads the write path.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ ROOT_MODULES = {
     "registry.py",
     "types.py",
 }
-ROOT_PACKAGES = STAGES | FACADE | {"stores", "interfaces"}
+ROOT_PACKAGES = STAGES | FACADE | {"stores", "interfaces", "adapters"}
 VALUES = {"types", "errors", "config", "manifest", "registry", "_require"}
 WRITE_PATH = {"ingest", "chunk", "index"}
 # What a search must not load: the write-path stages and the write side of api/.
@@ -69,7 +69,7 @@ def _package_of(module: str) -> str:
 
 def test_stage_packages_do_not_import_each_other() -> None:
     offenders = []
-    checked = STAGES | FACADE | {"stores", "interfaces"}
+    checked = STAGES | FACADE | {"stores", "interfaces", "adapters"}
     for stage in STAGES:
         for path in (SRC / stage).rglob("*.py") if (SRC / stage).is_dir() else []:
             for module in _imports(path):
@@ -104,6 +104,30 @@ def test_interfaces_use_only_the_api_and_values() -> None:
         for path in (SRC / "interfaces").rglob("*.py")
         for module in _imports(path)
         if _package_of(module) not in allowed
+    ]
+    assert offenders == []
+
+
+def test_adapters_use_only_the_api_and_values() -> None:
+    # the framework adapters are interfaces too: LangChain and LlamaIndex retrievers over api/
+    allowed = FACADE | VALUES | {"adapters"}
+    offenders = [
+        f"{path.relative_to(SRC)} imports {module}"
+        for path in (SRC / "adapters").rglob("*.py")
+        for module in _imports(path)
+        if _package_of(module) not in allowed
+    ]
+    assert offenders == []
+
+
+def test_nothing_imports_the_adapters() -> None:
+    # a framework loads only when its adapter module is imported by the user
+    offenders = [
+        f"{path.relative_to(SRC)} imports {module}"
+        for path in SRC.rglob("*.py")
+        if not path.is_relative_to(SRC / "adapters")
+        for module in _imports(path)
+        if _package_of(module) == "adapters"
     ]
     assert offenders == []
 
@@ -187,6 +211,8 @@ def test_import_ctxselect_stays_light() -> None:
         "tantivy",
         "pytrec_eval",
         "scipy",
+        "langchain_core",
+        "llama_index",
     }
     assert loaded & heavy == set()
 
