@@ -1,7 +1,7 @@
 """embed: texts -> vectors (dense retrieval), with a content-hash cache.
 
 Importing this package registers every embedder; the real model's runtime is imported
-only when one is made (``ctxselect[dense]``).
+only when one is made (``ctxselect[dense]``, ``ctxselect[fast]``).
 """
 
 from ctxselect.embed.base import EMBEDDERS, Embedder, is_blank, make_embedder, text_key
@@ -9,6 +9,7 @@ from ctxselect.embed.batch import CachedEmbedder, embed_texts
 from ctxselect.embed.cache import FileVectorCache, MemoryVectorCache, VectorCache
 from ctxselect.embed.hashing import HashEmbedder
 from ctxselect.embed.minilm import MiniLMEmbedder
+from ctxselect.embed.static import WordLlamaEmbedder
 
 __all__ = [
     "EMBEDDERS",
@@ -19,6 +20,7 @@ __all__ = [
     "MemoryVectorCache",
     "MiniLMEmbedder",
     "VectorCache",
+    "WordLlamaEmbedder",
     "embed_texts",
     "is_blank",
     "make_embedder",
