@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0  # first: the CPU wheel, not pip's multi-GB CUDA build
-	$(PY) -m pip install --quiet -e '.[test,bench,dev,plot,mcp,dense,rerank,milvus,ray]'
+	$(PY) -m pip install --quiet -e '.[test,bench,dev,plot,mcp,dense,rerank,milvus,ray,code,langchain,llamaindex,pdf,fast]'
 	touch $@
 
 demo: $(VENV)/.installed

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DATASETS_ENV = "CTXSELECT_DATASETS"
+from _support.datasets import DATASETS_ENV, REPO, dataset_dir, datasets_root
 
-
-def datasets_root() -> Path:
-    """``$CTXSELECT_DATASETS`` if set, else ``../shared/datasets`` beside the repository."""
-    return Path(os.environ.get(DATASETS_ENV) or REPO.parent / "shared" / "datasets")
-
-
-def dataset_dir(name: str) -> Path:
-    """Return the folder of one collection; skip (or fail under CI) when it is absent."""
-    path = datasets_root() / name
-    if not (path / "corpus.jsonl").is_file():
-        reason = f"dataset {name!r} not found at {path} (set {DATASETS_ENV} to its parent)"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"{reason}; under CI the quality floors must run, not skip")
-        pytest.skip(reason)
-    return path
+__all__ = ["DATASETS_ENV", "REPO", "dataset_dir", "datasets_root"]
 
 
 @pytest.fixture

@@ -187,13 +187,16 @@ class BM25Params:
     """Lucene-style BM25 settings; defaults as bm25s (k1 = 1.5, b = 0.75).
 
     Lucene's own BM25Similarity defaults to k1 = 1.2; bm25s's 1.5 is kept so our figures
-    compare directly with the bm25s numbers published for BEIR.
+    compare directly with the bm25s numbers published for BEIR. ``identifiers`` also
+    indexes the parts of camelCase, snake_case and kebab-case identifiers (index side
+    only; indexes built before it existed keep False, see ``ctxselect.manifest``).
     """
 
     k1: float = 1.5
     b: float = 0.75
     stem: bool = True
     stopwords: bool = True
+    identifiers: bool = True
 
     def __post_init__(self) -> None:
         K1.check(self.k1)

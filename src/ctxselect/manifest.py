@@ -11,7 +11,10 @@ Versions (``manifest_version``):
 - 1: every manifest written before the key existed (ctxselect 0.1 on). Keys were added
   over time, never renamed: ``chunk``, ``bm25``, ``modes``, ``roots``, ``default_mode``,
   ``created``, ``updated``; then ``compacted``; then ``embedder`` (``ann_threshold``
-  optional), ``fusion`` and ``tuning``; then ``calibration``. Each may be absent.
+  optional), ``fusion`` and ``tuning``; then ``calibration``; then ``identifiers`` inside
+  ``bm25``. Each may be absent; a ``bm25`` without ``identifiers`` was built without
+  identifier parts (False), whatever ``BM25Params``'s default is now; then
+  ``chunk_layout`` (absent: the chunker's layout before it was recorded, ``""``).
 - 2: the same keys, written by :meth:`Manifest.to_dict` with ``manifest_version``.
 
 Unknown keys: a top-level key this version does not interpret (the store's own
@@ -99,6 +102,9 @@ class Manifest:
 
     Attributes:
         chunk: How documents were cut into chunks.
+        chunk_layout: How the chunker cut a given text then (``SizedChunker.layout``,
+            e.g. ``auto``'s routes); an index write re-chunks every document when the
+            chunker's layout has changed since. Empty: before layouts were recorded.
         bm25: The BM25 settings of the keyword modes.
         modes: The retrieval modes the index stores, in the order built.
         roots: Absolute paths the index was built from.
@@ -118,6 +124,7 @@ class Manifest:
     """
 
     chunk: ChunkSpec = field(default_factory=ChunkSpec)
+    chunk_layout: str = ""
     bm25: BM25Params = field(default_factory=BM25Params)
     modes: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
@@ -157,6 +164,7 @@ class Manifest:
         return {
             VERSION_KEY: MANIFEST_VERSION,
             "chunk": dataclasses.asdict(self.chunk),
+            "chunk_layout": self.chunk_layout,
             BM25_KEY: dataclasses.asdict(self.bm25),
             "modes": list(self.modes),
             "roots": list(self.roots),
@@ -184,6 +192,7 @@ _SETTINGS = {"chunk", BM25_KEY, "fusion", "embedder"}
 _KNOWN = {
     VERSION_KEY,
     *_SETTINGS,
+    "chunk_layout",
     "modes",
     "roots",
     "default_mode",
@@ -225,7 +234,8 @@ class _Reader:
         version = self.version()
         return Manifest(
             chunk=self.spec("chunk", ChunkSpec) or ChunkSpec(),
-            bm25=self.spec(BM25_KEY, BM25Params) or BM25Params(),
+            chunk_layout=self.text("chunk_layout"),
+            bm25=self.bm25(),
             modes=self.strings("modes"),
             roots=self.strings("roots"),
             default_mode=self.text("default_mode", DEFAULT_MODE),
@@ -273,6 +283,15 @@ class _Reader:
             return cls(**value)
         except (TypeError, ValueError) as exc:  # ConfigError is a ValueError
             raise self.damaged(key, str(exc)) from exc
+
+    def bm25(self) -> BM25Params:
+        """The BM25 settings; written before identifier parts existed: without them."""
+        params = self.spec(BM25_KEY, BM25Params)
+        if params is None:
+            return BM25Params(identifiers=False) if "chunk" in self.raw else BM25Params()
+        if "identifiers" not in self.raw[BM25_KEY]:
+            return dataclasses.replace(params, identifiers=False)
+        return params
 
     def embedder(self) -> EmbedderSpec | None:
         value = self.raw.get("embedder")

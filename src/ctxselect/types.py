@@ -25,7 +25,8 @@ class Document:
         title: A title kept apart from ``text`` (BEIR title, HTML <title>); may be empty.
         source: Where the document came from (file path, or ``file.jsonl:line``).
         content_hash: Hex SHA-256 of ``title`` and ``text``; unchanged hash, unchanged work.
-        kind: Loader that produced it: ``text``, ``markdown``, ``code``, ``html``, ``beir``.
+        kind: Loader that produced it: ``text``, ``markdown``, ``rst``, ``code``, ``html``,
+            ``pdf``, ``beir``.
     """
 
     doc_id: str
@@ -88,13 +89,19 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class TermExplanation:
-    """How one query term contributes to a chunk's score."""
+    """How one query term contributes to a chunk's score.
+
+    ``form`` says how the term occurs in the chunk when the index splits identifiers:
+    ``word``, ``identifier`` (a whole identifier with parts) or ``part of NAME``, several
+    joined by ``"; "`` ("" when the index has no identifier parts or the term is absent).
+    """
 
     term: str
     tf: float
     df: int
     idf: float
     contribution: float
+    form: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +242,11 @@ class IndexReport:
     ``skipped`` maps a reason (binary, empty, too_large, ...) to a count; ``unreadable``
     lists files that could not be read, with why. ``rebuilt`` says whether ranking
     artefacts were recomputed (False when nothing changed). ``unsupported_files`` names
-    the files no loader handles; ``outside_links`` gives ``(link, target)`` for each
-    symlink not followed because it leads outside the roots.
+    the files no loader handles, ``skipped_files`` gives ``(path, reason)`` for each file
+    skipped as binary or too large; ``outside_links`` gives ``(link, target)`` for each
+    symlink not followed because it leads outside the roots. ``token_fallbacks`` gives
+    ``(path, reason)`` for each source file of this run the code chunker could not parse
+    and cut by tokens instead (also counted in ``skipped`` as ``code_as_tokens``).
     """
 
     index: str
@@ -257,6 +267,8 @@ class IndexReport:
     generation: int = 0
     unsupported_files: tuple[str, ...] = ()
     outside_links: tuple[tuple[str, str], ...] = ()
+    skipped_files: tuple[tuple[str, str], ...] = ()
+    token_fallbacks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ MARKDOWN = "# Title\n\nBody.\n\n## Part\n\n" + "Words in the part. " * 60
 
 
 def test_every_chunker_is_registered_under_its_name() -> None:
-    assert CHUNKERS.names() == ["auto", "markdown", "paragraph", "tokens"]
+    assert CHUNKERS.names() == ["auto", "code", "markdown", "paragraph", "pdf", "rst", "tokens"]
     for name in CHUNKERS.names():
         chunker = make_chunker(ChunkSpec(chunker=name, size=64))
         assert isinstance(chunker, Chunker)

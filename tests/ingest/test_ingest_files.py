@@ -98,7 +98,7 @@ def test_loader_kinds_by_extension(tmp_path: Path) -> None:
     kinds = {d.doc_id: d.kind for d in result.documents}
     assert kinds == {
         "a.txt": "text",
-        "b.rst": "text",
+        "b.rst": "rst",
         "c.md": "markdown",
         "d.markdown": "markdown",
         "e.py": "code",

@@ -101,8 +101,8 @@ def test_a_root_that_is_not_utf8_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_unsupported_files_are_named(tmp_path: Path) -> None:
-    write(tmp_path, {"a.txt": "a", "b.pdf": "b", "c.docx": "c"})
+    write(tmp_path, {"a.txt": "a", "b.odt": "b", "c.docx": "c"})  # (.pdf has a loader now)
     report = load_paths(tmp_path).report
     assert report.unsupported == 2
-    assert report.unsupported_paths == (str(tmp_path / "b.pdf"), str(tmp_path / "c.docx"))
-    assert f"Unsupported: {tmp_path / 'b.pdf'}, {tmp_path / 'c.docx'}." in report.summary()
+    assert report.unsupported_paths == (str(tmp_path / "b.odt"), str(tmp_path / "c.docx"))
+    assert f"Unsupported: {tmp_path / 'b.odt'}, {tmp_path / 'c.docx'}." in report.summary()

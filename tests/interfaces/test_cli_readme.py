@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, dataset_dir, datasets_root
+from _support.datasets import REPO, dataset_dir, datasets_root
 
 DOCUMENTS = ("README.md", "docs/01-quickstart.md")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)

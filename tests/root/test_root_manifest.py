@@ -100,7 +100,9 @@ def test_to_dict_writes_settings_only_never_the_store_bookkeeping() -> None:
 def test_ctxselect_0_1_manifest_migrates_with_defaults() -> None:
     read = Manifest.from_dict(V01)
     assert read.version == 1 and read.built
-    assert read.chunk == ChunkSpec(**CHUNK) and read.bm25 == BM25Params(**BM25)
+    # built before identifier parts existed: read without them, whatever the default now
+    assert read.chunk == ChunkSpec(**CHUNK)
+    assert read.bm25 == BM25Params(**BM25, identifiers=False) and BM25Params().identifiers
     assert read.modes == ("bm25", "tfidf", "tfidf-sum") and read.roots == ("/docs",)
     assert (read.embedder, read.fusion, read.tuning, read.calibration) == (None, None, None, {})
     assert read.compacted == "" and read.state == StoreState()
@@ -132,7 +134,9 @@ def test_every_old_version_migrates_to_the_current_one_losslessly(raw: dict[str,
     again = Manifest.from_dict({**raw, **read.to_dict()})  # as an index write leaves it
     assert again == dataclasses.replace(read, version=MANIFEST_VERSION)
     for key, value in read.to_dict().items():  # every value the old manifest held, kept
-        if key in raw and key != "embedder":
+        if key == "bm25":  # written out: the identifiers setting it was built with (none)
+            assert value == {**raw[key], "identifiers": False}
+        elif key in raw and key != "embedder":
             assert raw[key] == value, key
 
 

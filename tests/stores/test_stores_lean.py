@@ -28,11 +28,19 @@ EXTRA = {
     "unicode.md": "# Café ☕\n\nNaïve façade: 😀 emoji, 漢字 and e\u0301 combined.\r\n\r\n"
     "## Straße\n\nA line\u2028separator, then über-long wordsssssssssssssssssssssss.\n",
     "plain.txt": "\n\n".join(f"Paragraph {i}: " + "clock domain crossing " * 9 for i in range(8)),
+    "guide.rst": ".. _top:\n\n=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\n"
+    + "Run the installer, then restart. " * 12,
+    "pages.txt": "\n\f\n".join(f"Page {i}: " + "setup and teardown " * 10 for i in range(4)),
+    "parser.py": "class Parser:\n"
+    + "".join(f"    def feed_{i}(self, data):\n        return data * {i}\n\n" for i in range(12)),
 }
 SPECS = {
     "auto": cs.ChunkSpec(chunker="auto", size=60, tokenizer="chars4"),
+    "code": cs.ChunkSpec(chunker="code", size=60, tokenizer="chars4"),
     "markdown": cs.ChunkSpec(chunker="markdown", size=60, tokenizer="chars4"),
     "paragraph": cs.ChunkSpec(chunker="paragraph", size=300, tokenizer="chars4"),
+    "pdf": cs.ChunkSpec(chunker="pdf", size=60, tokenizer="chars4"),
+    "rst": cs.ChunkSpec(chunker="rst", size=60, tokenizer="chars4"),
     "tokens": cs.ChunkSpec(chunker="tokens", size=40, overlap=10, tokenizer="chars4"),
 }
 

@@ -125,14 +125,18 @@ def apply(
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
     dense, given = _modes.resolve_embedder(old, embedder, ann_threshold)
     known = old.built
-    keyword_changed = known and (chunk != old.chunk or bm25 != old.bm25)
+    layout = _chunk.chunk_layout(chunk)  # the chunker changed how it cuts text: re-chunk
+    keyword_changed = known and (
+        chunk != old.chunk or layout != old.chunk_layout or bm25 != old.bm25
+    )
     dense_changed = known and dense != old.embedder
     changed = keyword_changed or dense_changed
     if changed and not complete:
         raise ConfigError(
-            f"the index {store.uri} was built with other settings ({old.chunk}, {old.bm25}, "
-            f"embedder {old.embedder}): change settings with `ctxselect index` "
-            f"(it rebuilds the index), not add"
+            f"the index {store.uri} was built with other settings ({old.chunk}, chunk layout "
+            f"{old.chunk_layout or 'unrecorded'}, {old.bm25}, embedder {old.embedder}): "
+            f"change settings, or re-chunk with this ctxselect's chunkers (layout {layout}), "
+            f"with `ctxselect index` (it rebuilds the index), not add"
         )
     modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, given, progress))
     stored = old.modes
@@ -159,11 +163,17 @@ def apply(
         updated=now(),
         roots=tuple(roots),
         chunk=chunk,
+        chunk_layout=layout,
         bm25=bm25,
         modes=tuple(modes),
         embedder=dense,
     )
-    if keyword_changed:
+    if keyword_changed and (chunk, bm25) == (old.chunk, old.bm25):
+        plan.note = (
+            f"the {chunk.chunker} chunker now cuts text differently (layout "
+            f"{old.chunk_layout or 'unrecorded'} -> {layout}): every document was re-chunked"
+        )
+    elif keyword_changed:
         plan.note = "settings changed: every document was re-chunked"
     elif dense_changed:
         plan.note = _dense_note(old.embedder, dense)
@@ -217,9 +227,12 @@ def make_report(
     ingest: _ingest.IngestReport | None = None,
     wrote: bool = True,
 ) -> IndexReport:
-    state = read_manifest(store).state
+    manifest = read_manifest(store)
+    state = manifest.state
     counts = store.counts()
     skipped: dict[str, int] = {}
+    # the code chunker cuts a file it cannot parse by tokens: name those of this run
+    fallbacks = tuple(_chunk.token_fallbacks(plan.upserts, manifest.chunk.chunker))
     if ingest is not None:
         skipped = {
             "binary": ingest.binary,
@@ -230,6 +243,8 @@ def make_report(
             "outside_roots": len(ingest.outside_links),
             "decoded_with_replacement": ingest.decoded_with_replacement,
         }
+    if fallbacks:
+        skipped["code_as_tokens"] = len(fallbacks)
     ingest = ingest or _ingest.IngestReport()
     return IndexReport(
         index=store.uri,
@@ -250,6 +265,8 @@ def make_report(
         generation=state.generation,
         unsupported_files=ingest.unsupported_paths,
         outside_links=ingest.outside_links,
+        skipped_files=ingest.skipped_files,
+        token_fallbacks=fallbacks,
     )
 
 

@@ -324,8 +324,15 @@ def build_index(
 
 
 def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:
-    """Load one file (or BEIR corpus) and return its chunks, without indexing."""
+    """Load one file (or BEIR corpus) and return its chunks, without indexing.
+
+    Raises:
+        InputError: The file could not be read (for a PDF: no text layer, encrypted, ...).
+    """
     loaded = _ingest.load_paths([path])
+    problem = loaded.report.named_failure([os.fspath(path)])
+    if problem:
+        raise InputError(f"cannot chunk {problem}")
     chunker = _chunk.make_chunker(spec or ChunkSpec())
     return [c for doc in loaded.documents for c in chunker.chunk(doc)]
 

@@ -1,9 +1,12 @@
-"""The ``auto`` chunker: ``markdown`` for Markdown documents, ``tokens`` for the rest."""
+"""The ``auto`` chunker: ``markdown`` for Markdown, ``code`` for source files, ``tokens`` else."""
 
 from __future__ import annotations
 
-from ctxselect.chunk.base import CHUNKERS
+from ctxselect.chunk import code as _code
+from ctxselect.chunk.base import CHUNKERS, Chunker
 from ctxselect.chunk.markdown import MarkdownChunker
+from ctxselect.chunk.pdf import PdfChunker
+from ctxselect.chunk.rst import RstChunker
 from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.tokens import TokenChunker
 from ctxselect.config import DEFAULT_CHUNK_SIZE
@@ -13,9 +16,13 @@ from ctxselect.types import Chunk, Document
 
 @CHUNKERS.register("auto")
 class AutoChunker(SizedChunker):
-    """Chunk ``doc.kind == "markdown"`` by headings, everything else by tokens.
+    """Chunk Markdown by headings, code by definitions, everything else by tokens.
 
-    Both use the same ``size``, ``overlap`` and ``counter``.
+    ``doc.kind == "markdown"`` goes to ``markdown``, ``"rst"`` to ``rst``, ``"pdf"`` to
+    ``pdf``; ``doc.kind == "code"`` in a language
+    with a tree-sitter grammar goes to ``code`` when the ``code`` extra is installed (its
+    own fallback cuts files the grammar cannot parse by tokens); the rest to ``tokens``.
+    All use the same ``size``, ``overlap`` and ``counter``.
     """
 
     name = "auto"
@@ -28,9 +35,27 @@ class AutoChunker(SizedChunker):
     ) -> None:
         super().__init__(size, overlap, counter)
         self.markdown = MarkdownChunker(size, overlap, self.counter)
+        self.rst = RstChunker(size, overlap, self.counter)
+        self.pdf = PdfChunker(size, overlap, self.counter)
         self.tokens = TokenChunker(size, overlap, self.counter)
+        self.code = _code.CodeChunker(size, overlap, self.counter) if _code.available() else None
+
+    @property
+    def layout(self) -> str:  # type: ignore[override]
+        """``2``: RST by sections and PDF by pages (before: RST as text); ``+code``: source
+        files by definitions, which depends on the ``code`` extra being installed."""
+        return "2+code" if self.code is not None else "2"
+
+    def chunker_for(self, doc: Document) -> Chunker:
+        """Return the chunker ``doc`` is cut with."""
+        if doc.kind == "markdown":
+            return self.markdown
+        if doc.kind in ("rst", "pdf"):  # RST sections; PDF pages
+            return self.rst if doc.kind == "rst" else self.pdf
+        if doc.kind == "code" and self.code is not None and _code.code_language(doc.doc_id):
+            return self.code
+        return self.tokens
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Return the chunks of ``doc`` from the chunker its kind calls for."""
-        chunker = self.markdown if doc.kind == "markdown" else self.tokens
-        return chunker.chunk(doc)
+        return self.chunker_for(doc).chunk(doc)

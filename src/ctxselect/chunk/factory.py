@@ -4,8 +4,11 @@ from __future__ import annotations
 
 # Imported for their registration side effect in CHUNKERS.
 from ctxselect.chunk import auto as _auto  # noqa: F401
+from ctxselect.chunk import code as _code  # noqa: F401
 from ctxselect.chunk import markdown as _markdown  # noqa: F401
 from ctxselect.chunk import paragraph as _paragraph  # noqa: F401
+from ctxselect.chunk import pdf as _pdf  # noqa: F401
+from ctxselect.chunk import rst as _rst  # noqa: F401
 from ctxselect.chunk import tokens as _tokens  # noqa: F401
 from ctxselect.chunk.base import CHUNKERS, Chunker
 from ctxselect.config import ChunkSpec
@@ -21,3 +24,8 @@ def make_chunker(spec: ChunkSpec) -> Chunker:
     """
     factory = CHUNKERS.get(spec.chunker)
     return factory(size=spec.size, overlap=spec.overlap, counter=get_counter(spec.tokenizer))
+
+
+def chunk_layout(spec: ChunkSpec) -> str:
+    """Return how ``spec``'s chunker cuts text today (see ``SizedChunker.layout``)."""
+    return str(getattr(make_chunker(spec), "layout", ""))

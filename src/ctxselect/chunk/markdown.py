@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,11 +83,14 @@ def headings(text: str) -> list[tuple[int, int, int, str]]:
     return found
 
 
-def section_tree(text: str) -> Section:
-    """Return the root section of ``text`` with every heading section beneath it."""
+def section_tree(text: str, found: Sequence[tuple[int, int, int, str]] | None = None) -> Section:
+    """Return the root section of ``text`` with every heading section beneath it.
+
+    ``found`` gives the headings as :func:`headings` does (other markups pass their own).
+    """
     root = Section(level=0, path=(), start=0, body=0, end=len(text))
     stack = [root]
-    for start, body, level, title in headings(text):
+    for start, body, level, title in headings(text) if found is None else found:
         while stack[-1].level >= level:
             stack.pop().end = start
         parent = stack[-1]
@@ -171,8 +174,12 @@ class MarkdownChunker(SizedChunker):
             return []
         return to_chunks(doc, self._rows(doc, self._units(doc.text)))
 
+    def _tree(self, text: str) -> Section:
+        """Return the section tree of ``text`` (a chunker for another markup overrides it)."""
+        return section_tree(text)
+
     def _units(self, text: str) -> list[_Unit]:
-        spans = [(*trim(text, s.start, s.own_end), s) for s in section_tree(text).walk()]
+        spans = [(*trim(text, s.start, s.own_end), s) for s in self._tree(text).walk()]
         spans = [(a, b, s) for a, b, s in spans if a < b]
         counts = count_many(self.counter, [text[a:b] for a, b, _ in spans])
         return [

@@ -17,6 +17,11 @@ class SizedChunker:
     """
 
     name = ""
+    layout = ""
+    """Names how this chunker cuts a given text; it changes whenever the chunks it makes
+    from the same document change (a new route, a new grammar). An index records it and
+    re-chunks every document when it differs. Empty: unchanged since indexes began
+    recording it."""
 
     def __init__(
         self,

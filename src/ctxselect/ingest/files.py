@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
-from ctxselect.errors import ConfigError, InputError
+from ctxselect.errors import ConfigError, InputError, MissingExtraError
 from ctxselect.ingest.beir import load_beir
 from ctxselect.ingest.kinds import SNIFF
+from ctxselect.ingest.pdf import pdf_to_text
 from ctxselect.ingest.report import IngestReport, IngestResult, Tally
 from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
 from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error, printable, valid_name
@@ -52,7 +53,9 @@ def load_paths(
     root included) whose resolved target lies outside ``within`` is not read but named
     in the report, unless ``follow_symlinks``. A file or folder whose name is not valid
     UTF-8 is skipped and named (as ``unreadable``, bad bytes shown as ``\\xff``): such a
-    name cannot be stored as a document id; rename it to index it.
+    name cannot be stored as a document id; rename it to index it. A PDF that gives no
+    text (no text layer, encrypted, broken, or pypdf not installed) is named in
+    ``unreadable`` with the reason; binary and too-large files in ``skipped_files``.
 
     Args:
         paths: One path or several: files, folders, BEIR ``.jsonl`` corpora, or BEIR
@@ -192,10 +195,12 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
     """Read, sniff, decode and normalise one file; None if it is skipped (and counted)."""
     data = read_bytes(cand.path)
     if len(data) > max_bytes:  # grew after the scan
-        tally.too_large += 1
+        tally.skip_too_large(cand.path, len(data), max_bytes)
         return None
+    if cand.kind == "pdf":
+        return _load_pdf(cand, data, tally)
     if is_binary(data):
-        tally.binary += 1
+        tally.skip_binary(cand.path)
         return None
     text, replaced = decode(data)
     text = normalize(text)
@@ -217,6 +222,22 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
         source=cand.path,
         content_hash=content_hash(title, text),
         kind=kind,
+    )
+
+
+def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:
+    """Extract a PDF's text; name it in the report with the reason when that fails."""
+    try:
+        text = pdf_to_text(data).text
+    except (InputError, MissingExtraError) as exc:  # no text layer, encrypted, broken, no pypdf
+        tally.unreadable.append((cand.path, str(exc)))
+        return None
+    return Document(
+        doc_id=cand.doc_id,
+        text=text,
+        source=cand.path,
+        content_hash=content_hash("", text),
+        kind="pdf",
     )
 
 

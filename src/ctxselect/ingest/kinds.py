@@ -1,10 +1,13 @@
-"""Which loader a file name gets: ``text``, ``markdown``, ``code``, ``html`` or ``beir``."""
+"""Which loader a file name gets: ``text``, ``markdown``, ``rst``, ``code``, ``html``, ``pdf``
+or ``beir``."""
 
 from __future__ import annotations
 
-TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".asciidoc", ".org"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".adoc", ".asciidoc", ".org"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"})
+RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
+PDF_SUFFIXES = frozenset({".pdf"})
 BEIR_SUFFIXES = frozenset({".jsonl"})
 CODE_SUFFIXES = frozenset(
     {
@@ -51,8 +54,9 @@ def kind_of(name: str) -> str | None:
         name: The file name (no folders); matching is case-insensitive.
 
     Returns:
-        ``"code"``, ``"markdown"``, ``"html"``, ``"text"``, ``"beir"``, :data:`SNIFF` for
-        names without an extension, or None for an extension no loader handles.
+        ``"code"``, ``"markdown"``, ``"rst"``, ``"html"``, ``"pdf"``, ``"text"``, ``"beir"``,
+        :data:`SNIFF` for names without an extension, or None for an extension no loader
+        handles.
     """
     lower = name.lower()
     if lower in CODE_NAMES or lower.startswith("dockerfile."):
@@ -63,12 +67,16 @@ def kind_of(name: str) -> str | None:
     suffix = lower[dot:]
     if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
+    if suffix in RST_SUFFIXES:
+        return "rst"
     if suffix in TEXT_SUFFIXES:
         return "text"
     if suffix in CODE_SUFFIXES:
         return "code"
     if suffix in HTML_SUFFIXES:
         return "html"
+    if suffix in PDF_SUFFIXES:
+        return "pdf"
     if suffix in BEIR_SUFFIXES:
         return "beir"
     return None

@@ -31,6 +31,8 @@ class IngestReport:
         unsupported_paths: The files counted in ``unsupported``, sorted.
         outside_links: ``(link, target)`` for each symlink not followed because its
             resolved target lies outside the roots (``follow_symlinks`` reads them).
+        skipped_files: ``(path, reason)`` for each file counted in ``binary`` or
+            ``too_large``, sorted, so a user can see which files were left out.
     """
 
     loaded: int = 0
@@ -43,6 +45,7 @@ class IngestReport:
     unreadable: tuple[tuple[str, str], ...] = ()
     unsupported_paths: tuple[str, ...] = ()
     outside_links: tuple[tuple[str, str], ...] = ()
+    skipped_files: tuple[tuple[str, str], ...] = ()
 
     def named_failure(self, paths: Sequence[str]) -> str:
         """Why one of ``paths`` (roots the user named) was not read, or "" if none failed."""
@@ -76,6 +79,9 @@ class IngestReport:
             parts.append(f"Skipped: {', '.join(skipped)}.")
         if self.unsupported_paths:
             parts.append(f"Unsupported: {first_few(self.unsupported_paths)}.")
+        if self.skipped_files:
+            named = [f"{path} ({why})" for path, why in self.skipped_files]
+            parts.append(f"Skipped files: {first_few(named)}.")
         if self.outside_links:
             links = first_few([f"{link} -> {target}" for link, target in self.outside_links])
             parts.append(
@@ -121,6 +127,18 @@ class Tally:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     unsupported_paths: list[str] = field(default_factory=list)
     outside_links: list[tuple[str, str]] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip_binary(self, path: str) -> None:
+        """Count and name a file skipped because its bytes look binary."""
+        self.binary += 1
+        self.skipped_files.append((path, "binary"))
+
+    def skip_too_large(self, path: str, size: int, max_bytes: int) -> None:
+        """Count and name a file skipped for being above ``max_bytes``."""
+        self.too_large += 1
+        why = f"too large: {size:,} bytes > --max-bytes {max_bytes:,}"
+        self.skipped_files.append((path, why))
 
     def freeze(self, loaded: int) -> IngestReport:
         """Return the immutable report, with ``loaded`` documents."""
@@ -135,4 +153,5 @@ class Tally:
             unreadable=tuple(sorted(self.unreadable)),
             unsupported_paths=tuple(sorted(self.unsupported_paths)),
             outside_links=tuple(sorted(self.outside_links)),
+            skipped_files=tuple(sorted(self.skipped_files)),
         )

@@ -136,7 +136,7 @@ class Scanner:
             self.tally.unsupported += 1
             self.tally.unsupported_paths.append(path)
         elif kind != "beir" and size > self.max_bytes:  # BEIR: the limit is per record
-            self.tally.too_large += 1
+            self.tally.skip_too_large(path, size, self.max_bytes)
         else:
             self.candidates.append(Candidate(path, doc_id, kind, size))
 

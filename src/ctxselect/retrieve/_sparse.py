@@ -15,6 +15,7 @@ values in the same order, so it reproduces ``search``'s score bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from array import array
 from collections import defaultdict
@@ -433,17 +434,22 @@ def explain_terms(
     term_id: Mapping[str, int],
     part: Callable[[str, int], TermExplanation],
     note: str,
+    forms: Mapping[str, Sequence[str]] | None = None,
 ) -> Explanation:
     """Take a keyword score apart: one entry per distinct query term, in query order.
 
     A term the index does not hold (absent from ``term_id``) contributes nothing; ``part``
     explains the others from the term and its id. The score adds the contributions in
     query order, as a search adds the weights, so it equals the search's score exactly.
+    ``forms`` (an index with identifier parts) gives the forms each term takes in the
+    chunk: whole word, whole identifier or part of one; they become each entry's ``form``.
     """
     parts = [
         TermExplanation(term, 0.0, 0, 0.0, 0.0) if tid is None else part(term, tid)
         for term, tid in ((t, term_id.get(t)) for t in terms)
     ]
+    if forms is not None:
+        parts = [dataclasses.replace(p, form=form_text(forms.get(p.term, ()))) for p in parts]
     return Explanation(
         query=query,
         chunk_id=chunk_id,
@@ -452,6 +458,12 @@ def explain_terms(
         terms=tuple(parts),
         note=note,
     )
+
+
+def form_text(forms: Sequence[str], shown: int = 3) -> str:
+    """Join the forms a term takes in a chunk, the first ``shown`` of them, with ``"; "``."""
+    more = len(forms) - shown
+    return "; ".join(forms[:shown]) + (f"; and {more} more" if more > 0 else "")
 
 
 def add_in_order(values: Iterable[float]) -> float:

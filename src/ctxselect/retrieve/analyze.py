@@ -4,10 +4,17 @@ Two analyzers. The BM25 one follows bm25s (and scikit-learn's CountVectorizer): 
 regex ``(?u)\\b\\w\\w+\\b``, drop English stop words (checked before stemming, as bm25s
 does), Snowball English stemming through PyStemmer. The TF-IDF one is the chapter's:
 lowercase runs of three or more ASCII letters, no stop words, no stemming.
+
+With ``identifiers`` the BM25 analyzer also indexes the parts of ``camelCase``,
+``PascalCase``, ``snake_case`` and ``kebab-case`` identifiers next to the whole identifier
+(``parseHttpHeader`` -> ``parsehttpheader parse http header``), as code search engines do
+(GitHub's and Sourcegraph's tokenizers; CodeSearchNet's baselines split identifiers too),
+so the words of a question match them.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable
@@ -16,6 +23,15 @@ from typing import Protocol
 from ctxselect.retrieve._stopwords import STOPWORDS_EN
 
 BM25_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+# kebab-case identifiers whole (``max-tokens``), else the words of BM25_TOKEN_PATTERN
+IDENTIFIER_PATTERN = r"(?u)\b\w+(?:-\w+)+\b|\b\w\w+\b"
+# where an identifier splits: ``_`` and ``-``, lower or digit -> upper, ``HTTPServer``'s P|S
+_BOUNDARY = re.compile(r"[_-]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_MAX_EXPANSIONS = 1_000_000
+WORD = "word"
+"""The form of a word that is not an identifier with parts (see :meth:`BM25Analyzer.forms`)."""
+IDENTIFIER = "identifier"
+"""The form of a whole identifier that has parts."""
 TFIDF_TOKEN_PATTERN = r"[a-z]{3,}"
 _MAX_STEMS = 1_000_000
 
@@ -36,17 +52,45 @@ class Analyzer(Protocol):
         ...
 
 
+def identifier_parts(token: str) -> list[str]:
+    """Return ``token`` lowercased, then its parts if it has several (``identifiers``).
+
+    ``parseHttpHeader`` -> ``[parsehttpheader, parse, http, header]``; ``max_tokens`` ->
+    ``[max_tokens, max, tokens]``; a part of one character is dropped, as the plain word
+    regex drops one-character words; a word without parts is returned alone.
+    """
+    low = token.lower()
+    parts = [p.lower() for p in _BOUNDARY.split(token) if len(p) > 1]
+    if not parts or parts == [low]:
+        return [low]
+    return [low, *parts]
+
+
+class _Expansions(dict[str, list[str]]):
+    """Token -> :func:`identifier_parts`, computed once per distinct token."""
+
+    def __missing__(self, token: str) -> list[str]:
+        value = self[token] = identifier_parts(token)
+        return value
+
+
 class BM25Analyzer:
     """Lowercase, bm25s token regex, optional English stop words, optional Snowball stems.
 
     Stems are cached in a dict (PyStemmer's own cache is small), so each distinct word is
-    stemmed once per analyzer.
+    stemmed once per analyzer. With ``identifiers``, each identifier is followed by its
+    parts (:func:`identifier_parts`), each then analyzed as a word.
     """
 
-    def __init__(self, *, stem: bool = True, stopwords: bool = True) -> None:
+    def __init__(
+        self, *, stem: bool = True, stopwords: bool = True, identifiers: bool = False
+    ) -> None:
         self.stem = stem
         self.stopwords = stopwords
+        self.identifiers = identifiers
         self._findall: Callable[[str], list[str]] = re.compile(BM25_TOKEN_PATTERN).findall
+        self._find_identifiers: Callable[[str], list[str]] = re.compile(IDENTIFIER_PATTERN).findall
+        self._expansions = _Expansions()
         self._stop = STOPWORDS_EN if stopwords else frozenset()
         self._stem_words: Callable[[list[str]], list[str]] | None = None
         if stem:
@@ -57,8 +101,38 @@ class BM25Analyzer:
         self._lock = threading.Lock()
 
     def words(self, text: str) -> list[str]:
-        """Return the lowercase ``\\w\\w+`` tokens of ``text``."""
-        return self._findall(text.lower())
+        """Return the lowercase ``\\w\\w+`` tokens of ``text`` (identifiers: and parts)."""
+        if not self.identifiers:
+            return self._findall(text.lower())
+        expansions = self._expansions
+        if len(expansions) > _MAX_EXPANSIONS:  # replaced, not cleared (threads)
+            expansions = self._expansions = _Expansions()
+        return list(itertools.chain.from_iterable(map(expansions.__getitem__, self._tokens(text))))
+
+    def _tokens(self, text: str) -> list[str]:
+        return self._find_identifiers(text) if self.identifiers else self._findall(text.lower())
+
+    def forms(self, text: str) -> dict[str, list[str]]:
+        """Return, for each index term of ``text``, the forms it occurs in, in order.
+
+        A form is :data:`WORD` (a word without parts), :data:`IDENTIFIER` (a whole
+        identifier with parts) or ``"part of NAME"`` (a part of identifier ``NAME`` as
+        written). This is what ``explain`` shows of a term that matched.
+        """
+        pairs: list[tuple[str, str]] = []
+        for token in self._tokens(text):
+            words = identifier_parts(token) if self.identifiers else [token]
+            if len(words) == 1:
+                pairs.append((words[0], WORD))
+                continue
+            pairs.append((words[0], IDENTIFIER))
+            pairs.extend((w, f"part of {token}") for w in words[1:])
+        found: dict[str, list[str]] = {}
+        terms = self.map_words([w for w, _ in pairs])
+        for term, (_, form) in zip(terms, pairs, strict=True):
+            if term is not None and form not in found.setdefault(term, []):
+                found[term].append(form)
+        return found
 
     def map_words(self, words: list[str]) -> list[str | None]:
         """Return each word's stem, or None for a stop word."""

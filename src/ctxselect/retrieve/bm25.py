@@ -7,6 +7,11 @@ factor of the classic formula (it scales every score alike, so ranking is unchan
 ``dl`` is the number of analyzed terms of the chunk's indexed text (header + text).
 A word repeated in the query counts once per occurrence, as in bm25s (that is what makes
 our nDCG match it).
+
+With ``identifiers`` (:class:`BM25Params`), the index side also holds the parts of each
+identifier (``parseHttpHeader`` -> ``parse http header``) next to the whole one; queries are
+analyzed plainly. Measured (docs/05-retrieval.md): splitting query words too cost SciFact
+0.005 nDCG@10, splitting only the indexed text changed SciFact and NFCorpus by < 0.001.
 """
 
 from __future__ import annotations
@@ -49,6 +54,13 @@ def bm25_params(params: BM25Params | None = None, **fields: Any) -> BM25Params:
     return dataclasses.replace(params or BM25Params(), **fields)
 
 
+def analyzer_of(params: BM25Params) -> BM25Analyzer:
+    """Return the analyzer of the indexed text of an index built with ``params``."""
+    return BM25Analyzer(
+        stem=params.stem, stopwords=params.stopwords, identifiers=params.identifiers
+    )
+
+
 def bm25_idf(df: int, n: int) -> float:
     """Lucene's BM25 idf, always positive: ``ln(1 + (N - df + 0.5) / (df + 0.5))``."""
     return math.log1p((n - df + 0.5) / (df + 0.5))
@@ -86,8 +98,15 @@ def bm25_arrays(postings: Postings, params: BM25Params) -> dict[str, np.ndarray]
         "tfs": postings.tfs,
         "lengths": postings.lengths,
         "weights": bm25_weights(postings, params).astype(np.float32),
-        "params": np.array([params.k1, params.b, float(params.stem), float(params.stopwords)]),
+        "params": params_array(params),
     }
+
+
+def params_array(params: BM25Params) -> np.ndarray:
+    """The stored ``params`` array: k1, b, stem, stopwords, identifiers (since identifiers;
+    an array of four, written before, means no identifier parts)."""
+    flags = [float(params.stem), float(params.stopwords), float(params.identifiers)]
+    return np.array([params.k1, params.b, *flags])
 
 
 class BM25Retriever(SparseRetriever):
@@ -106,11 +125,13 @@ class BM25Retriever(SparseRetriever):
         params: BM25Params,
         weights: np.ndarray | None = None,
     ) -> None:
+        # queries are analyzed plainly: identifier parts are an index-side expansion
         analyzer = BM25Analyzer(stem=params.stem, stopwords=params.stopwords)
         if weights is None:
             weights = bm25_weights(postings, params)
         super().__init__(table, analyzer, postings, weights)
         self.params = params
+        self.index_analyzer = analyzer_of(params)
 
     @classmethod
     def build(
@@ -121,10 +142,11 @@ class BM25Retriever(SparseRetriever):
         Args:
             table: The chunks; each is indexed as ``table.indexed_text(row)``.
             params: BM25 settings (default ``BM25Params()``).
-            **fields: Overrides of single settings: ``k1``, ``b``, ``stem``, ``stopwords``.
+            **fields: Overrides of single settings: ``k1``, ``b``, ``stem``, ``stopwords``,
+                ``identifiers``.
         """
         p = bm25_params(params, **fields)
-        analyzer = BM25Analyzer(stem=p.stem, stopwords=p.stopwords)
+        analyzer = analyzer_of(p)
         texts = [table.indexed_text(row) for row in range(len(table))]
         return cls(table, index_corpus(texts, analyzer), p)
 
@@ -133,7 +155,8 @@ class BM25Retriever(SparseRetriever):
         """Return the analyzer the index uses and a key naming it (equal keys: same terms)."""
         p = bm25_params(params, **fields)
         key = f"bm25:stem={int(p.stem)}:stopwords={int(p.stopwords)}"
-        return key, BM25Analyzer(stem=p.stem, stopwords=p.stopwords)
+        key += ":identifiers=1" if p.identifiers else ""  # keys written before stay equal
+        return key, analyzer_of(p)
 
     @classmethod
     def arrays_from_postings(
@@ -153,16 +176,22 @@ class BM25Retriever(SparseRetriever):
         """Rebuild the retriever from :meth:`arrays` without re-analyzing the corpus.
 
         ``k1`` and ``b`` may differ from the ones the index was built with (weights are
-        recomputed from the stored term counts); ``stem`` and ``stopwords`` may not.
+        recomputed from the stored term counts); ``stem``, ``stopwords`` and
+        ``identifiers`` may not.
         """
         p = bm25_params(params, **fields)
-        if "params" not in arrays or len(arrays["params"]) != 4:
+        if "params" not in arrays or len(arrays["params"]) not in (4, 5):
             raise IndexCorruptError("the bm25 index lacks the array params: rebuild the index")
-        k1, b, stem, stopwords = (float(x) for x in arrays["params"])
-        if (bool(stem), bool(stopwords)) != (p.stem, p.stopwords):
+        k1, b, *flags = (float(x) for x in arrays["params"])
+        built = tuple(bool(f) for f in [*flags, 0.0][:3])  # 4 values: before identifiers
+        asked = (p.stem, p.stopwords, p.identifiers)
+        if built != asked:
+            names = ("stem", "stopwords", "identifiers")
             raise IndexMismatchError(
-                f"the bm25 index was built with stem={bool(stem)}, stopwords={bool(stopwords)} "
-                f"but stem={p.stem}, stopwords={p.stopwords} was asked for: rebuild the index"
+                f"the bm25 index was built with "
+                f"{', '.join(f'{n}={v}' for n, v in zip(names, built, strict=True))} but "
+                f"{', '.join(f'{n}={v}' for n, v in zip(names, asked, strict=True))} was "
+                f"asked for: rebuild the index"
             )
         postings = postings_from_arrays(arrays, table, "bm25")
         same = (k1, b) == (p.k1, p.b)
@@ -172,7 +201,7 @@ class BM25Retriever(SparseRetriever):
         """Vocabulary (UTF-8, newline-joined), CSC postings, lengths, weights, params."""
         p = self.params
         out = self._base_arrays()
-        out["params"] = np.array([p.k1, p.b, float(p.stem), float(p.stopwords)])
+        out["params"] = params_array(p)
         return out
 
     def _query(self, query: str) -> QueryTerms:
@@ -212,7 +241,17 @@ class BM25Retriever(SparseRetriever):
             return TermExplanation(term, float(tf), df, bm25_idf(df, self._n), weight * count[term])
 
         note = self._note(row)
-        return explain_terms(query, chunk_id, self.mode, count, self._term_id, part, note)
+        forms = self.forms_in(self.table, row)
+        return explain_terms(query, chunk_id, self.mode, count, self._term_id, part, note, forms)
+
+    def forms_in(self, table: Rows, row: int) -> dict[str, list[str]] | None:
+        """The forms each term takes in the indexed text of ``table``'s ``row`` (None: the
+        index holds no identifier parts)."""
+        if not self.params.identifiers:
+            return None
+        hit = table.hit(row, 1, 0.0)
+        text = f"{hit.header}\n{hit.text}" if hit.header else hit.text
+        return self.index_analyzer.forms(text)
 
     def _note(self, row: int) -> str:
         lengths = self.postings.lengths

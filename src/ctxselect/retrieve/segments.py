@@ -367,7 +367,10 @@ class SegmentedRetriever:
             return TermExplanation(term, tf, df, idf, contribution)
 
         terms = dict.fromkeys(self.base.analyzer.terms(query))
-        return explain_terms(query, chunk_id, self.mode, terms, self._live, part, self._note())
+        forms_in = getattr(self.base, "forms_in", None)  # BM25 with identifier parts
+        forms = forms_in(self.table, row) if forms_in is not None else None
+        note = self._note()
+        return explain_terms(query, chunk_id, self.mode, terms, self._live, part, note, forms)
 
     def _term_in_row(self, tid: int, m: float | None, row: int) -> tuple[float, float]:
         for rows, weights in self._parts(tid, m):

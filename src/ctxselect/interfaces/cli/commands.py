@@ -423,9 +423,9 @@ def info(ctx: click.Context, index: str | None, as_json: bool) -> None:
     the index manifest, or the built-in default.
     """
     with api.open_index(index) as idx:
-        data = idx.info()
+        data, built = idx.info(), idx.settings
     found = (ctx.obj or {}).get("project") or ProjectConfig()
-    sources = setting_sources(ctx, found, data.index, data.settings)
+    sources = setting_sources(ctx, found, data.index, built)
     if as_json:
         emit_json({**to_jsonable(data), "sources": to_jsonable(sources)})
         return

@@ -20,6 +20,7 @@ from click.core import ParameterSource
 from ctxselect.api.project import SETTINGS, ProjectConfig, SettingSource, load_project_config
 from ctxselect.config import INDEX_ENV
 from ctxselect.errors import ConfigError
+from ctxselect.manifest import Manifest
 
 APPLIES: Mapping[str, tuple[str, ...]] = {
     "chunker": ("index", "chunk"),
@@ -95,7 +96,7 @@ def apply_project_config(ctx: click.Context, path: str | None) -> ProjectConfig:
 
 
 def setting_sources(
-    ctx: click.Context, project: ProjectConfig, index: str, manifest: Mapping[str, Any]
+    ctx: click.Context, project: ProjectConfig, index: str, manifest: Manifest
 ) -> tuple[SettingSource, ...]:
     """Say, for every config key, the value the next command uses and where it comes from.
 
@@ -103,7 +104,7 @@ def setting_sources(
         ctx: The running command's context (it tells a flag from an environment variable).
         project: The project config read, empty when there is none.
         index: The index folder opened.
-        manifest: The index's settings (``IndexInfo.settings``).
+        manifest: The index's typed manifest (``Index.settings``).
     """
     rows = [SettingSource("index", index, _index_source(ctx, project))]
     built = _manifest_values(manifest)
@@ -139,19 +140,21 @@ def _index_source(ctx: click.Context, project: ProjectConfig) -> str:
     return "default"
 
 
-def _manifest_values(settings: Mapping[str, Any]) -> dict[str, object]:
-    values: dict[str, object] = {}
-    chunk, bm25 = settings.get("chunk"), settings.get("bm25")
-    if isinstance(chunk, Mapping):
-        values |= {k: chunk[k] for k in ("chunker", "size", "overlap", "tokenizer") if k in chunk}
-    if isinstance(bm25, Mapping):
-        values |= {k: bm25[k] for k in ("k1", "b") if k in bm25}
-    embedder = settings.get("embedder")
-    values["embedder"] = embedder.get("name") if isinstance(embedder, Mapping) else "none"
-    if isinstance(embedder, Mapping) and "ann_threshold" in embedder:
-        values["ann_threshold"] = embedder["ann_threshold"]
-    if settings.get("default_mode"):
-        values["mode"] = settings["default_mode"]
+def _manifest_values(manifest: Manifest) -> dict[str, object]:
+    """The settings the index was built with, by config key."""
+    chunk, bm25, embedder = manifest.chunk, manifest.bm25, manifest.embedder
+    values: dict[str, object] = {
+        "chunker": chunk.chunker,
+        "size": chunk.size,
+        "overlap": chunk.overlap,
+        "tokenizer": chunk.tokenizer,
+        "k1": bm25.k1,
+        "b": bm25.b,
+        "embedder": embedder.name if embedder is not None else "none",
+        "mode": manifest.default_mode,
+    }
+    if embedder is not None:
+        values["ann_threshold"] = embedder.ann_threshold
     return values
 
 

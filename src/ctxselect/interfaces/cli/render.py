@@ -60,6 +60,12 @@ def index_report(report: IndexReport) -> str:
     if report.unsupported_files:
         names = _first_few(report.unsupported_files)
         lines.append(f"unsupported (no loader for the file type): {names}")
+    if report.skipped_files:
+        names = _first_few([f"{path} ({why})" for path, why in report.skipped_files])
+        lines.append(f"skipped files: {names}")
+    if report.token_fallbacks:
+        names = _first_few([f"{path} ({why})" for path, why in report.token_fallbacks])
+        lines.append(f"cut by tokens, not parsed as code: {names}")
     if report.outside_links:
         lines.append(
             f"not followed: {len(report.outside_links)} symlink(s) leading outside the roots "
@@ -126,6 +132,7 @@ def explanations(items: Sequence[Explanation]) -> str:
         rows.append(f"  {'term':<20} {'tf':>6} {'df':>6} {'idf':>8} {'contribution':>13}")
         rows.extend(
             f"  {t.term:<20} {t.tf:>6g} {t.df:>6} {t.idf:>8.4f} {t.contribution:>13.6f}"
+            + (f"  {t.form}" if t.form else "")  # identifier parts: how the term matched
             for t in e.terms
         )
         if e.note:
