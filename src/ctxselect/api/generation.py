@@ -7,6 +7,7 @@ generation commits, so readers never lock and never see a half-written one.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -65,7 +66,10 @@ class GenerationReader:
             and self.store.local_commits() == self._commits_seen
         ):
             return state
-        with self._reload_lock:
+        # Rows read per hit: the store's read lock before ours, the order ``_pinned`` takes
+        # them (the other order deadlocked 8 threads searching one such index).
+        pinned = self.store.reading() if self._lazy else contextlib.nullcontext()
+        with pinned, self._reload_lock:
             self._commits_seen = self.store.local_commits()
             self._check_at = time.monotonic() + RELOAD_CHECK_SECONDS
             version = self.store.data_version()
@@ -133,17 +137,17 @@ class GenerationReader:
         self, mode: str, snap: Snapshot, cache: dict[str, Retriever], *, local: bool = False
     ) -> Retriever:
         """Load ``mode`` into ``cache``: from the store when it ranks the mode itself
-        (:class:`~ctxselect.stores.ServingStore`) unless ``local``, else from ``snap``'s
-        segments. A fusion fuses its parts' client-side retrievers (it reads their
-        internals), loaded under ``MODE@local`` when the store serves them."""
+        (:class:`~ctxselect.stores.ServingStore`, a fusion too) unless ``local``, else from
+        ``snap``'s segments. A fusion ranked here fuses its parts' client-side retrievers
+        (it reads their internals), loaded under ``MODE@local`` when the store serves them."""
         spec = MODES.get(mode)
         embedder = self.embedder() if spec.needs_embedder else None
         context = ModeContext(self.bm25, embedder, self.fusion if spec.fuses else FuseSpec())
-        if spec.combine is not None:
+        if not local and self._served(mode, snap):
+            found = cast(ServingStore, self.store).searcher(mode, snap, context)
+        elif spec.combine is not None:
             parts = {m: self._part(m, snap, cache) for m in spec.fuses}
             found = spec.combine(parts, context)
-        elif not local and self._served(mode, snap):
-            found = cast(ServingStore, self.store).searcher(mode, snap, context)
         elif spec.load is None or mode not in snap.segments:
             rebuild = f"ctxselect index PATH... --index {self.path}"
             missing = f"has no {mode} arrays"
@@ -155,6 +159,12 @@ class GenerationReader:
             found = spec.load(snap.rows, snap.segments[mode], context)
         cache[f"{mode}@local" if local else mode] = found
         return found
+
+    def local_retriever(self, mode: str) -> Retriever:
+        """Return the client-side retriever of ``mode``, even where the store ranks it
+        (tuning reads a fusion's internals, which a served mode does not have)."""
+        snap, cache = self._current()
+        return self._part(mode, snap, cache)
 
     def _served(self, mode: str, snap: Snapshot) -> bool:
         store = self.store

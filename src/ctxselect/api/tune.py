@@ -419,7 +419,7 @@ def tune_index(
     with open_index(index, embedder=embedder) as idx:
         doc_ids = set(idx.store.doc_hashes())
         labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
-        hybrid = idx.retriever(HybridRetriever.mode)
+        hybrid = idx.local_retriever(HybridRetriever.mode)  # a served one has no pools
         if not isinstance(hybrid, HybridRetriever):
             raise ConfigError(f"mode hybrid of index {idx.path} is not a hybrid retriever")
         report = tune_fusion(

@@ -20,6 +20,7 @@ from ctxselect.errors import IndexNotFoundError
 from ctxselect.index.watch import fingerprint
 from ctxselect.manifest import Manifest
 from ctxselect.stores import open_store
+from ctxselect.stores.open import split_uri
 from ctxselect.types import IndexReport
 
 
@@ -33,6 +34,20 @@ def _roots_of(folder: str) -> list[str]:
         return list(Manifest.from_dict(store.read_manifest(), index=folder).roots)
     finally:
         store.close()
+
+
+def _index_location(index: str) -> tuple[str, str]:
+    """(the index as the store opens it, the folder the scan skips: "" for none).
+
+    A folder becomes absolute, so a change of working directory cannot move it, and
+    the scan leaves it out (every run changes it). A remote index (``milvus://...``) is
+    a URI, not a path: it is kept as given and no folder is skipped.
+    """
+    scheme, location = split_uri(index)
+    if scheme != "file":
+        return index, ""
+    folder = os.path.abspath(location)
+    return folder, folder
 
 
 @contextlib.contextmanager
@@ -78,19 +93,19 @@ def watch_paths(
     Options are those of :func:`index_paths`.
     """
     WATCH_INTERVAL.check(interval)  # NaN or inf would spin or never scan again
-    folder = os.path.abspath(resolve_index_dir(index))
+    folder, skip = _index_location(resolve_index_dir(index))
     runs = 0
     with _stop_on_ctrl_c() as stop:
         try:
             roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
-            seen = fingerprint(roots, folder)
+            seen = fingerprint(roots, skip)
             report = index_paths(paths, folder, **options)
             runs += 1
             if on_report is not None:
                 on_report(report)
             roots = _roots_of(folder)
             while (max_runs is None or runs < max_runs) and not stop.wait(interval):
-                now = fingerprint(roots, folder)
+                now = fingerprint(roots, skip)
                 if now == seen:
                     continue
                 seen = now  # taken before the run: a change during it triggers another

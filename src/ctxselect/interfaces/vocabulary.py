@@ -119,6 +119,12 @@ TERMS: tuple[Term, ...] = (
     Term("Index.span_text", None, None, "text[start:end] of a document"),
     Term("Index.calibration", None, None, "a mode's P(relevant) calibration, if tuned"),
     Term("Index.retriever", None, None, "the retriever of a mode"),
+    Term(
+        "Index.local_retriever",
+        None,
+        None,
+        "the client-side retriever of a mode, even where the store ranks it",
+    ),
     Term("Index.embedder", None, None, "the index's embedder"),
     Term("Index.modes", None, None, "the modes the index can rank with"),
     Term("Index.depth", None, None, "how many hits a budget needs ranked"),

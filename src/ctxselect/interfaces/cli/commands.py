@@ -142,6 +142,12 @@ def chunk_spec(
 @click.option("--k1", type=number(config.K1), default=None, help="BM25 k1, 0-10 (default 1.5).")
 @click.option("--b", "b", type=number(config.B), default=None, help="BM25 b, 0-1 (default 0.75).")
 @click.option(
+    "--identifiers/--no-identifiers",
+    default=None,
+    help="BM25 also indexes the parts of camelCase, snake_case and kebab-case identifiers "
+    "(default: on). Milvus ranks bm25 on its server only without them.",
+)
+@click.option(
     "--max-bytes",
     type=number(config.MAX_BYTES),
     default=write.DEFAULT_MAX_BYTES,
@@ -210,6 +216,7 @@ def index(
     tokenizer: str | None,
     k1: float | None,
     b: float | None,
+    identifiers: bool | None,
     max_bytes: int,
     embedder: str | None,
     ann_threshold: int | None,
@@ -231,9 +238,13 @@ def index(
     processes (here, or on a Ray cluster with --executor ray); this one still writes.
     """
     bm25 = None
-    if k1 is not None or b is not None:
+    if k1 is not None or b is not None or identifiers is not None:
         base = BM25Params()
-        bm25 = BM25Params(k1=base.k1 if k1 is None else k1, b=base.b if b is None else b)
+        bm25 = BM25Params(
+            k1=base.k1 if k1 is None else k1,
+            b=base.b if b is None else b,
+            identifiers=base.identifiers if identifiers is None else identifiers,
+        )
     options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
         chunk=chunk_spec(chunker, size, overlap, tokenizer),
         bm25=bm25,

@@ -24,8 +24,10 @@ Design (how the :class:`~ctxselect.stores.Store` promises are kept):
 - **Segments and the manifest.** The mode arrays (``ModeArrays``) of the base and each
   delta are ``.npy``-like bytes in base64 pieces (``blob`` rows, grouped ``base/G`` and
   ``delta/S``), the deleted terms a JSON blob, the manifest JSON pieces per generation.
-  Searches load them as the embedded store's (client-side ranking); the chunk
-  collection also feeds a BM25 function on a sparse field for server-side search.
+  Searches load them as the embedded store's (client-side ranking), each array on
+  first use; the chunk collection also feeds a BM25 function on a sparse field, and
+  ``NAME__denseDIM`` holds vectors with a second BM25 field, for server-side ``bm25``,
+  ``dense`` and ``hybrid`` (``serving``).
 - **Writer lock.** Milvus has no locks: a lease row (owner, expiry) re-checked and
   renewed before every commit row; see ``lease`` for its limits.
 - **Data.** Chunk text, offsets, header, token count and parent per chunk row (a text

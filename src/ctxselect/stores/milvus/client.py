@@ -228,18 +228,46 @@ def dense_names(client: Any, address: Address) -> list[str]:
     ]
 
 
-def dense_schema(client: Any, dim: int) -> tuple[Any, Any]:
+def dense_schema(client: Any, dim: int, bm25: dict[str, Any] | None = None) -> tuple[Any, Any]:
     """Schema and exact (FLAT, inner product = cosine of unit vectors) index of the chunk
-    vectors: one row per embedded chunk row, id = the chunk row's id."""
-    from pymilvus import DataType
+    vectors: one row per embedded chunk row, id = the chunk row's id.
 
+    The row also holds the chunk's ``body`` with the chunk collection's BM25 function on
+    it, because Milvus's ``hybrid_search`` fuses searches of one collection only: the
+    server-side ``hybrid`` searches ``sparse`` and ``vector`` of this collection.
+    """
+    from pymilvus import DataType, Function, FunctionType
+
+    bm25 = bm25 or DEFAULT_BM25
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.INT64, is_primary=True)
     schema.add_field("chunk_id", DataType.VARCHAR, max_length=TEXT_BYTES)
     schema.add_field("born", DataType.INT64)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=int(dim))
+    schema.add_field(
+        "body",
+        DataType.VARCHAR,
+        max_length=TEXT_BYTES,
+        enable_analyzer=True,
+        analyzer_params=analyzer(bm25),
+    )
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["body"],
+            output_field_names=["sparse"],
+        )
+    )
     index = client.prepare_index_params()
     index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
+    index.add_index(
+        field_name="sparse",
+        index_type="SPARSE_INVERTED_INDEX",
+        metric_type="BM25",
+        params={"bm25_k1": float(bm25["k1"]), "bm25_b": float(bm25["b"])},
+    )
     return schema, index
 
 

@@ -1,10 +1,11 @@
-"""Server-side ranking: ``bm25`` and ``dense`` answered by Milvus, not client arrays.
+"""Server-side ranking: ``bm25``, ``dense`` and ``hybrid`` answered by Milvus.
 
 The chunk collection feeds ``body`` (header, newline, text) to a BM25 function whose
 sparse output is indexed with the k1 and b of ``client.DEFAULT_BM25``; a search is one
 ``search`` call filtered to the rows a generation sees (``born <= G``, minus the rows
 tombstoned by G). The store serves ``bm25`` only when the index's BM25 settings equal the
-collection's (otherwise the client-side retriever loads from the segments as before),
+collection's, with no analysis option Milvus lacks (otherwise the client-side retriever
+loads from the segments as before),
 and never when ``CTXSELECT_MILVUS_SERVE`` says otherwise (``none``, or a list of modes).
 
 Where Milvus's BM25 differs from ours (docs/14-milvus.md):
@@ -21,28 +22,39 @@ Where Milvus's BM25 differs from ours (docs/14-milvus.md):
 
 ``dense`` searches the collection ``NAME__denseDIM`` (the new chunks' vectors are copied
 there by every commit) with an exact FLAT index on inner product, so its top-k equals the
-client-side exact search up to float32 ties. ``hybrid`` stays client-side: Milvus's
-``hybrid_search`` needs both vector fields in one collection, and ours fuses the two
-client-side retrievers with the index's tuned fusion (RRF, or convex over normalised
-scores, which Milvus's rankers do not offer).
+client-side exact search up to float32 ties.
+
+``hybrid`` is one ``hybrid_search`` of that collection (it also holds each embedded
+chunk's ``body`` and BM25 field: Milvus fuses searches of one collection only) with
+``RRFRanker(k)``, served only when the index's fusion is plain RRF: equal weights and a
+whole k (Cormack et al. 2009, as ours). Milvus 2.5's ``WeightedRanker`` weighs
+arctan-normalised scores, so neither our weighted RRF nor convex fusion over minmax or
+zscore pools exists there: those stay client-side. Each side contributes its top
+``depth`` as in ours; ties are broken on chunk_id after the server's fusion. The BM25
+side's statistics are those of the vector collection's rows (embedded chunks only).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ctxselect.config import FuseSpec
 from ctxselect.errors import ConfigError, NotFoundError
 from ctxselect.manifest import Manifest
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus.lazy import MilvusLazyRows
+from ctxselect.stores.milvus.snapshots import LazyArrays
 from ctxselect.types import Explanation, Hit
 
 SERVE_ENV = "CTXSELECT_MILVUS_SERVE"
-SERVABLE = ("bm25", "dense")
+SERVABLE = ("bm25", "dense", "hybrid")
+RRF_K_MAX = 16384  # Milvus 2.5 takes RRF k in (0, 16384)
 _NOT_IN_MAX = 5000  # dead ids put in the filter; above, the search fetches more and drops
 
 
@@ -50,26 +62,70 @@ def served_modes(store: Any, snapshot: Snapshot) -> tuple[str, ...]:
     """The modes ``store`` ranks itself for ``snapshot`` (see the module docstring)."""
     wanted = os.environ.get(SERVE_ENV, ",".join(SERVABLE)).lower()
     asked = {m.strip() for m in wanted.split(",") if m.strip()}
-    modes = [m for m in SERVABLE if m in asked and m in snapshot.segments]
-    if "bm25" in modes and store.layout.get("bm25") != _bm25_of(snapshot.manifest):
+    modes = [m for m in SERVABLE if m in asked and (m in snapshot.segments or m == "hybrid")]
+    if "bm25" in modes and not _same_bm25(store.layout.get("bm25"), snapshot.manifest):
         modes.remove("bm25")
     if "dense" in modes and not _has_vectors(store, snapshot):
         modes.remove("dense")
+    if "hybrid" in modes and not _hybrid_servable(store, snapshot, modes):
+        modes.remove("hybrid")
     return tuple(modes)
+
+
+def _hybrid_servable(store: Any, snapshot: Snapshot, modes: Sequence[str]) -> bool:
+    """True when Milvus can fuse exactly as the index does: both parts served, the vector
+    collection holds the BM25 field, the fusion is plain RRF with a whole k, and the dead
+    rows fit the search filter (fusing before dropping them would shift ranks)."""
+    if "bm25" not in modes or "dense" not in modes:
+        return False
+    fusion = Manifest.from_dict(snapshot.manifest).fusion or FuseSpec()
+    if not plain_rrf(fusion):
+        return False
+    shape = vectors_shape(snapshot)
+    if shape is None or "sparse" not in store.dense_fields(mc.dense_name(store.address, shape[1])):
+        return False
+    return len(store.tombs(snapshot.generation, "chunk")) <= _NOT_IN_MAX
+
+
+def plain_rrf(fusion: FuseSpec) -> bool:
+    """Whether Milvus's ``RRFRanker`` computes ``fusion`` (equal weights, a whole k)."""
+    return (
+        fusion.method == "rrf"
+        and fusion.weight == 0.5
+        and float(fusion.k).is_integer()
+        and 0 < fusion.k < RRF_K_MAX
+    )
 
 
 def _has_vectors(store: Any, snapshot: Snapshot) -> bool:
     """True when the vector collection of the snapshot's dimension exists."""
-    vectors = snapshot.segments["dense"].base.get("vectors")
-    if vectors is None or vectors.ndim != 2:
+    shape = vectors_shape(snapshot)
+    if shape is None:
         return False
-    return bool(store._client.has_collection(mc.dense_name(store.address, vectors.shape[1])))
+    return bool(store._client.has_collection(mc.dense_name(store.address, shape[1])))
 
 
-def _bm25_of(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The index's BM25 settings, read through the typed manifest."""
-    bm25 = Manifest.from_dict(manifest).bm25
-    return {"k1": bm25.k1, "b": bm25.b, "stem": bm25.stem, "stopwords": bm25.stopwords}
+def vectors_shape(snapshot: Snapshot) -> tuple[int, ...] | None:
+    """The shape of the base's chunk vectors (rows, dimensions), read without the vectors
+    (a served mode never downloads them); None without 2-d vectors."""
+    base = snapshot.segments["dense"].base
+    if isinstance(base, LazyArrays):
+        shape = base.shape("vectors")
+    else:
+        shape = tuple(base["vectors"].shape) if "vectors" in base else None
+    return shape if shape is not None and len(shape) == 2 else None
+
+
+def _same_bm25(collection: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> bool:
+    """Whether the index's BM25 settings are the collection's: k1, b, stems and stop words
+    as the collection was made, and every setting it does not record (a newer analysis
+    option, such as identifier splitting) off, since Milvus's analyzer applies none."""
+    if not collection:
+        return False
+    ours = dataclasses.asdict(Manifest.from_dict(manifest).bm25)
+    return all(ours[k] == v for k, v in collection.items() if k in ours) and not any(
+        v for k, v in ours.items() if k not in collection
+    )
 
 
 class _Searcher:
@@ -108,7 +164,7 @@ class _Searcher:
                 limit=limit,
                 filter=expr,
                 search_params={"metric_type": self.metric},
-                output_fields=["chunk_id"],
+                output_fields=self._fields(),
             )
         )
 
@@ -125,23 +181,53 @@ class _Searcher:
         if not qids:
             return out
         extra = len(self._dead) if len(self._dead) > _NOT_IN_MAX else 0
-        limit = min(mc.QUERY_MAX, int(k) + extra + 1)  # one more: a tie at the cut
+        limit = self.limit(int(k) + extra)
         found = self._search(self.queries([queries[q] for q in qids]), limit, self._filter)
         dead = set(self._dead) if extra else set()
         for qid, hits in zip(qids, found, strict=True):
             scored = [
-                (float(h["distance"]), h["entity"]["chunk_id"])
+                (float(h["distance"]), h["entity"]["chunk_id"], int(h["id"]), h["entity"])
                 for h in hits
                 if h["id"] not in dead and self.keep(float(h["distance"]))
             ]
-            scored.sort(key=lambda pair: (-pair[0], pair[1]))
-            rows = self.table.row_of
-            out[qid] = [
-                self.table.hit(rows[cid], rank, score)
-                for rank, (score, cid) in enumerate(scored[:k], 1)
-                if cid in rows
-            ]
+            scored.sort(key=lambda found: (-found[0], found[1]))
+            out[qid] = self._hits(scored[:k])
         return out
+
+    def _fields(self) -> list[str]:
+        """What a search returns of each hit: the whole chunk row when rows are read per
+        hit and the chunk collection is searched (one round trip, not two)."""
+        lazy = isinstance(self.table, MilvusLazyRows)
+        return (
+            mc.CHUNK_FIELDS if lazy and self.collection == self.store.address.name else ["chunk_id"]
+        )
+
+    def _hits(self, scored: list[tuple[float, str, int, dict]]) -> list[Hit]:
+        """Hits of (score, chunk_id, row id, returned fields), best first: from the
+        snapshot's table, or (rows read per hit) from the returned rows, else one query."""
+        table = self.table
+        if isinstance(table, MilvusLazyRows) and scored:
+            by_id = {rid: row for _, _, rid, row in scored if "body" in row}
+            missing = [rid for _, _, rid, _ in scored if rid not in by_id]
+            if missing:
+                where = f"id in {mc.ints(missing)}"
+                rows = self.store.chunk_rows(self.snapshot.generation, where, live=False)
+                by_id.update((int(r["id"]), r) for r in rows)
+            return [
+                table.hit_of(by_id[rid], rank, score)
+                for rank, (score, _, rid, _) in enumerate(scored, 1)
+                if rid in by_id
+            ]
+        rows_of = table.row_of
+        return [
+            table.hit(rows_of[cid], rank, score)
+            for rank, (score, cid, _, _) in enumerate(scored, 1)
+            if cid in rows_of
+        ]
+
+    def limit(self, k: int) -> int:
+        """How many hits to ask the server for, to return ``k`` with ties cut right."""
+        return min(mc.QUERY_MAX, k + 1)  # one more: a tie at the cut
 
     def keep(self, score: float) -> bool:
         """Whether a hit with ``score`` is returned (a BM25 score of 0 matches nothing)."""
@@ -231,4 +317,66 @@ class MilvusDenseSearcher(_Searcher):
         for i, ident in enumerate(ids):
             if ident in found:
                 out[i] = found[ident]
+        return out
+
+
+class MilvusHybridSearcher(MilvusDenseSearcher):
+    """``hybrid`` answered by one ``hybrid_search`` (BM25 and vectors, ``RRFRanker``).
+
+    Args:
+        store: The MilvusStore.
+        snapshot: The generation to search.
+        embedder: The index's query embedder.
+        fusion: The index's fusion; plain RRF (see :func:`plain_rrf`).
+    """
+
+    mode = "hybrid"
+
+    def __init__(self, store: Any, snapshot: Snapshot, embedder: Any, fusion: FuseSpec) -> None:
+        super().__init__(store, snapshot, embedder)
+        if not plain_rrf(fusion):
+            raise ConfigError(
+                f"index {store.uri}: Milvus cannot fuse {fusion.label()} (only RRF with equal "
+                f"weights and a whole k): rank hybrid client-side "
+                f"(CTXSELECT_MILVUS_SERVE=bm25,dense)"
+            )
+        self.fusion = fusion
+        self.note = (
+            f"fused by Milvus on the server: RRF k={fusion.k:g} over the top {fusion.depth} "
+            f"of its BM25 and exact dense searches; no per-side breakdown"
+        )
+
+    def queries(self, texts: list[str]) -> list[Any]:
+        """Each query's text (BM25 side) and vector (dense side)."""
+        return list(zip(texts, super().queries(texts), strict=True))
+
+    def limit(self, k: int) -> int:
+        """The whole pool (both sides' top ``depth``), so ties at the cut break on chunk_id."""
+        return min(mc.QUERY_MAX, max(k, 2 * self.fusion.depth))
+
+    def explain(self, query: str, chunk_id: str) -> Explanation:
+        """Give the server's fused score of ``chunk_id`` (0 outside both sides' top depth)."""
+        self._ids_of(chunk_id)
+        hits = self.search_many({"": query}, self.limit(1))[""] if query.strip() else []
+        scores = [h.score for h in hits if h.chunk_id == chunk_id]
+        note = self.note if scores else f"{self.note}; not in either side's top, so not ranked"
+        return Explanation(query, chunk_id, self.mode, scores[0] if scores else 0.0, (), note)
+
+    def _search(self, data: list[Any], limit: int, expr: str) -> list[Any]:
+        """One ``hybrid_search`` per query: Milvus Lite 2.5.1 ranks RRF across every query
+        of a batched call (scores of about 1 / (k + 5000) came back), so none is batched."""
+        from pymilvus import AnnSearchRequest, RRFRanker
+
+        depth = min(mc.QUERY_MAX, self.fusion.depth)
+        ranker = RRFRanker(int(self.fusion.k))
+        out = []
+        for text, vector in data:
+            requests = [
+                AnnSearchRequest([text], "sparse", {"metric_type": "BM25"}, depth, expr=expr),
+                AnnSearchRequest([vector], "vector", {"metric_type": "IP"}, depth, expr=expr),
+            ]
+            found = self.store._client.hybrid_search(
+                self.collection, requests, ranker, limit=limit, output_fields=["chunk_id"]
+            )
+            out.append(found[0])
         return out

@@ -71,6 +71,7 @@ class MilvusStore(MilvusWrites):
         self._manifests: dict[int, dict[str, Any]] = {}
         self._held: set[str] = set()
         self.layout: dict[str, Any] = {}
+        self._dense_fields: dict[str, frozenset[str]] = {}
         try:
             self._open(create)
         except Exception:
@@ -139,8 +140,12 @@ class MilvusStore(MilvusWrites):
         return max((int(r["born"]) for r in rows), default=0)
 
     def data_version(self) -> int:
-        """The committed generation: it changes with every commit of any process."""
-        return self.head() if self._client is not None else -1
+        """The committed generation: it changes with every commit of any process (inside
+        ``reading`` the pinned one, read from the server when the pin was taken)."""
+        if self._client is None:
+            return -1
+        pinned = getattr(self._pin, "generation", None)
+        return int(pinned) if pinned is not None else self.head()
 
     def local_commits(self) -> int:
         """How many commits this process made to Milvus indexes."""
@@ -335,9 +340,15 @@ class MilvusStore(MilvusWrites):
 
     @_calling
     def snapshot(self, eager: bool | None = None, previous: Snapshot | None = None) -> Snapshot:
-        """Return the last committed generation's rows and segments (texts in memory:
-        ``eager`` and ``previous`` change nothing yet)."""
-        return snapshots.snapshot_of(self)
+        """Return the last committed generation's rows and segments.
+
+        Args:
+            eager: Keep every chunk's text in memory (default: when the index has at most
+                ``TEXTS_IN_MEMORY_MAX`` chunks); otherwise texts are read per hit.
+            previous: An earlier snapshot of this index; its base arrays and the chunks it
+                holds are reused when the base is the same.
+        """
+        return snapshots.snapshot_of(self, eager, previous)
 
     def read_group(self, group: str) -> dict[str, np.ndarray]:
         """The arrays of one blob group (``base/G`` or ``delta/S``), by ``mode/name``."""
@@ -350,19 +361,23 @@ class MilvusStore(MilvusWrites):
     # -- server-side ranking (ServingStore) --------------------------------------------
 
     def served_modes(self, snapshot: Snapshot) -> tuple[str, ...]:
-        """The modes Milvus ranks for ``snapshot`` (``bm25``; see ``serving``)."""
+        """The modes Milvus ranks for ``snapshot`` (``bm25``, ``dense``, ``hybrid``; see
+        ``serving``)."""
         from ctxselect.stores.milvus.serving import served_modes
 
         return served_modes(self, snapshot)
 
     def searcher(self, mode: str, snapshot: Snapshot, context: Any) -> Any:
         """A retriever of ``mode`` answered by the server for ``snapshot``'s generation."""
-        from ctxselect.stores.milvus.serving import MilvusBM25Searcher, MilvusDenseSearcher
+        from ctxselect.stores.milvus import serving
 
-        if mode == MilvusBM25Searcher.mode:
-            return MilvusBM25Searcher(self, snapshot)
-        if mode == MilvusDenseSearcher.mode and getattr(context, "embedder", None) is not None:
-            return MilvusDenseSearcher(self, snapshot, context.embedder)
+        embedder = getattr(context, "embedder", None)
+        if mode == serving.MilvusBM25Searcher.mode:
+            return serving.MilvusBM25Searcher(self, snapshot)
+        if mode == serving.MilvusDenseSearcher.mode and embedder is not None:
+            return serving.MilvusDenseSearcher(self, snapshot, embedder)
+        if mode == serving.MilvusHybridSearcher.mode and embedder is not None:
+            return serving.MilvusHybridSearcher(self, snapshot, embedder, context.fusion)
         raise ConfigError(f"index {self.uri} does not rank {mode!r} on the server")
 
     # -- the rest of the protocol ------------------------------------------------------

@@ -61,6 +61,8 @@ class MilvusWrites(LeaseRows):
     address: mc.Address
     _client: Any
     _held: set[str]
+    layout: dict[str, Any]
+    _dense_fields: dict[str, frozenset[str]]
 
     # provided by the store
     head: Callable[[], int]
@@ -135,6 +137,16 @@ class MilvusWrites(LeaseRows):
                 self._client.delete(collection, filter=f"id in {mc.ints(part)}")
         return sum(len(rows) for _, rows in found)
 
+    def dense_fields(self, collection: str) -> frozenset[str]:
+        """The field names of a vector collection (cached: a collection's fields never
+        change; one made before server-side hybrid has no ``body`` and ``sparse``)."""
+        found = self._dense_fields.get(collection)
+        if found is None:
+            described = self._client.describe_collection(collection)
+            found = frozenset(f["name"] for f in described.get("fields", []))
+            self._dense_fields[collection] = found
+        return found
+
     def _put_dense(
         self, arrays: Mapping[str, np.ndarray] | None, chunk_rows: Sequence[dict], born: int
     ) -> None:
@@ -148,7 +160,8 @@ class MilvusWrites(LeaseRows):
             return  # not one vector per new chunk: dense stays client-side
         name = mc.dense_name(self.address, vectors.shape[1])
         if not self._client.has_collection(name):
-            schema, index = mc.dense_schema(self._client, vectors.shape[1])
+            bm25 = self.layout.get("bm25")
+            schema, index = mc.dense_schema(self._client, vectors.shape[1], bm25)
             self._client.create_collection(
                 name, schema=schema, index_params=index, consistency_level="Strong"
             )
@@ -157,6 +170,10 @@ class MilvusWrites(LeaseRows):
             for r, v, keep in zip(chunk_rows, vectors, embedded, strict=True)
             if keep
         ]
+        if "sparse" in self.dense_fields(name):  # older collections hold vectors only
+            texts = {r["id"]: r["body"] for r in chunk_rows}
+            for row in rows:
+                row["body"] = texts[row["id"]]
         self._insert(name, rows, upsert=False)
 
     def _purge(self, before: int | None) -> None:

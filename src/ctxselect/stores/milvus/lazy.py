@@ -1,0 +1,133 @@
+"""Rows of a large Milvus index: chunks read from the server when a hit needs them.
+
+A snapshot of an index above ``TEXTS_IN_MEMORY_MAX`` chunks keeps only the row ids (one
+int64 per chunk) and reads each hit's chunk by its row id, as the embedded store's
+``LazyRows`` reads SQLite: memory does not grow with the corpus's text, and a reload
+after an update does not re-read every chunk. Rows of a generation never change, so a
+row id read at any time gives the chunk the snapshot saw (unless a compaction two
+generations later purged it: then the row is stale, as in the embedded store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ctxselect.errors import IndexCorruptError
+from ctxselect.stores.milvus import client as mc
+from ctxselect.types import Chunk, Hit
+
+
+class StaleRowsError(IndexCorruptError):
+    """A row's chunk is gone from the server (a compaction purged the generation read)."""
+
+
+class _LazyIds(Sequence[str]):
+    """``chunk_ids[row]`` read from the server (ties across segments need a few)."""
+
+    def __init__(self, rows: MilvusLazyRows) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, row: Any) -> Any:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        return self._rows.chunk(int(row)).chunk_id
+
+
+class _LazyRowOf(Mapping[str, int]):
+    """``row_of[chunk_id]``: the live row of a chunk id, found by its hash."""
+
+    def __init__(self, rows: MilvusLazyRows) -> None:
+        self._rows = rows
+
+    def __getitem__(self, chunk_id: str) -> int:
+        row = self._rows.row_of_chunk(chunk_id)
+        if row is None:
+            raise KeyError(chunk_id)
+        return row
+
+    def get(self, chunk_id: str, default: Any = None) -> Any:
+        row = self._rows.row_of_chunk(chunk_id)
+        return default if row is None else row
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return isinstance(chunk_id, str) and self._rows.row_of_chunk(chunk_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._rows.chunk(i).chunk_id for i in range(len(self._rows)))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class MilvusLazyRows:
+    """Rows whose chunks are read from the chunk collection on demand.
+
+    Args:
+        store: The MilvusStore.
+        generation: The generation the rows belong to (texts of long chunks come from
+            its documents).
+        rowids: Chunk row id of every global row.
+        dead: Global rows deleted since the base (never returned, not in ``row_of``).
+    """
+
+    def __init__(
+        self, store: Any, generation: int, rowids: np.ndarray, dead: np.ndarray | None
+    ) -> None:
+        self._store = store
+        self._generation = generation
+        self._rowids = np.asarray(rowids, dtype=np.int64)
+        self._dead = set(dead.tolist()) if dead is not None else set()
+        self._order = np.argsort(self._rowids, kind="stable")
+        self.chunk_ids: Sequence[str] = _LazyIds(self)
+        self.row_of: Mapping[str, int] = _LazyRowOf(self)
+
+    def __len__(self) -> int:
+        return len(self._rowids)
+
+    def _rows(self, expr: str) -> list[dict]:
+        return mc.query_all(self._store._client, self._store.address.name, expr, mc.CHUNK_FIELDS)
+
+    def chunk(self, row: int) -> Chunk:
+        """Return the chunk of global ``row``."""
+        found = self._rows(f"id == {int(self._rowids[row])}")
+        if not found:
+            raise StaleRowsError(
+                f"row {row} of index {self._store.uri} has no chunk on the server any more "
+                f"(a compaction removed its generation): search again"
+            )
+        return self._store.to_chunk(found[0], self._generation)
+
+    def hit(self, row: int, rank: int, score: float) -> Hit:
+        """Make the Hit for ``row``, reading its chunk by row id."""
+        c = self.chunk(row)
+        return Hit(rank, c.chunk_id, c.doc_id, score, c.start, c.end, c.n_tokens, c.text, c.header)
+
+    def hit_of(self, entity: Mapping[str, Any], rank: int, score: float) -> Hit:
+        """Make the Hit of a chunk row a search returned with every chunk field."""
+        c = self._store.to_chunk(entity, self._generation)
+        return Hit(rank, c.chunk_id, c.doc_id, score, c.start, c.end, c.n_tokens, c.text, c.header)
+
+    def row_of_chunk(self, chunk_id: str) -> int | None:
+        """Return the live global row of ``chunk_id``, or None."""
+        expr = f"ckey == {mc.hash63(chunk_id)} and born <= {self._generation}"
+        for found in self._rows(expr):
+            if found["chunk_id"] != chunk_id:
+                continue
+            row = self.row_of_id(int(found["id"]))
+            if row is not None and row not in self._dead:
+                return row
+        return None
+
+    def row_of_id(self, rowid: int) -> int | None:
+        """Return the global row holding the chunk row ``rowid``, or None."""
+        ordered = self._rowids[self._order]
+        i = int(np.searchsorted(ordered, rowid))
+        if i < len(ordered) and int(ordered[i]) == rowid:
+            return int(self._order[i])
+        return None
