@@ -9,7 +9,7 @@ by its integer primary key, so memory does not grow with the corpus's text.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.embedded import texts
+from ctxselect.stores.row_of import RowOfChunk
 from ctxselect.types import ChunkTable, Hit
 
 # A hit's text is sliced from its document by SQLite (one row read, no document copied).
@@ -48,29 +49,6 @@ class _LazyIds(Sequence[str]):
         return self._rows.chunk_id(int(row))
 
 
-class _LazyRowOf(Mapping[str, int]):
-    """``row_of[chunk_id]`` through the chunk_id index and the sorted row ids."""
-
-    def __init__(self, rows: LazyRows) -> None:
-        self._rows = rows
-
-    def __getitem__(self, chunk_id: str) -> int:
-        row = self._rows.row_of_chunk(chunk_id)
-        if row is None:
-            raise KeyError(chunk_id)
-        return row
-
-    def get(self, chunk_id: str, default: Any = None) -> Any:
-        row = self._rows.row_of_chunk(chunk_id)
-        return default if row is None else row
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._rows.chunk_id(i) for i in range(len(self._rows)))
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-
 class LazyRows:
     """Rows whose chunks are read from SQLite when a hit needs them.
 
@@ -94,7 +72,7 @@ class LazyRows:
         self._folder = folder
         self._order: np.ndarray | None = None
         self.chunk_ids: Sequence[str] = _LazyIds(self)
-        self.row_of: Mapping[str, int] = _LazyRowOf(self)
+        self.row_of: Mapping[str, int] = RowOfChunk(self.row_of_chunk, self.chunk_id, len(rowids))
 
     def __len__(self) -> int:
         return len(self._rowids)

@@ -165,25 +165,11 @@ def analyzer(bm25: dict[str, Any]) -> dict[str, Any]:
     return {"tokenizer": "standard", "filter": filters}
 
 
-def chunk_schema(client: Any, bm25: dict[str, Any] | None = None) -> tuple[Any, Any]:
-    """Schema and index parameters of the chunk collection.
-
-    ``body`` is the text a keyword index sees (header, newline, chunk text; the chunk
-    text is its tail), the input of a BM25 function whose sparse output ``sparse`` is
-    indexed with ``bm25``'s k1 and b.
-    """
+def add_bm25(schema: Any, index: Any, bm25: dict[str, Any]) -> None:
+    """Add ``body`` (analyzed as ``bm25`` says), the BM25 function from it into ``sparse``,
+    and the sparse field's BM25 index with ``bm25``'s k1 and b."""
     from pymilvus import DataType, Function, FunctionType
 
-    bm25 = bm25 or DEFAULT_BM25
-
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("id", DataType.INT64, is_primary=True)
-    schema.add_field("chunk_id", DataType.VARCHAR, max_length=TEXT_BYTES)
-    schema.add_field("doc_id", DataType.VARCHAR, max_length=TEXT_BYTES)
-    for name in ("dkey", "ckey", "ordinal", "start_char", "end_char", "n_tokens"):
-        schema.add_field(name, DataType.INT64)
-    schema.add_field("header", DataType.VARCHAR, max_length=TEXT_BYTES)
-    schema.add_field("parent_id", DataType.VARCHAR, max_length=TEXT_BYTES)
     schema.add_field(
         "body",
         DataType.VARCHAR,
@@ -191,8 +177,6 @@ def chunk_schema(client: Any, bm25: dict[str, Any] | None = None) -> tuple[Any, 
         enable_analyzer=True,
         analyzer_params=analyzer(bm25),
     )
-    schema.add_field("span", DataType.BOOL)  # True: text too long, read from the document
-    schema.add_field("born", DataType.INT64)
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     schema.add_function(
         Function(
@@ -202,13 +186,36 @@ def chunk_schema(client: Any, bm25: dict[str, Any] | None = None) -> tuple[Any, 
             output_field_names=["sparse"],
         )
     )
-    index = client.prepare_index_params()
     index.add_index(
         field_name="sparse",
         index_type="SPARSE_INVERTED_INDEX",
         metric_type="BM25",
         params={"bm25_k1": float(bm25["k1"]), "bm25_b": float(bm25["b"])},
     )
+
+
+def chunk_schema(client: Any, bm25: dict[str, Any] | None = None) -> tuple[Any, Any]:
+    """Schema and index parameters of the chunk collection.
+
+    ``body`` is the text a keyword index sees (header, newline, chunk text; the chunk
+    text is its tail), the input of a BM25 function whose sparse output ``sparse`` is
+    indexed with ``bm25``'s k1 and b.
+    """
+    from pymilvus import DataType
+
+    bm25 = bm25 or DEFAULT_BM25
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("chunk_id", DataType.VARCHAR, max_length=TEXT_BYTES)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=TEXT_BYTES)
+    for name in ("dkey", "ckey", "ordinal", "start_char", "end_char", "n_tokens"):
+        schema.add_field(name, DataType.INT64)
+    schema.add_field("header", DataType.VARCHAR, max_length=TEXT_BYTES)
+    schema.add_field("parent_id", DataType.VARCHAR, max_length=TEXT_BYTES)
+    schema.add_field("span", DataType.BOOL)  # True: text too long, read from the document
+    schema.add_field("born", DataType.INT64)
+    index = client.prepare_index_params()
+    add_bm25(schema, index, bm25)
     return schema, index
 
 
@@ -236,7 +243,7 @@ def dense_schema(client: Any, dim: int, bm25: dict[str, Any] | None = None) -> t
     it, because Milvus's ``hybrid_search`` fuses searches of one collection only: the
     server-side ``hybrid`` searches ``sparse`` and ``vector`` of this collection.
     """
-    from pymilvus import DataType, Function, FunctionType
+    from pymilvus import DataType
 
     bm25 = bm25 or DEFAULT_BM25
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -244,30 +251,9 @@ def dense_schema(client: Any, dim: int, bm25: dict[str, Any] | None = None) -> t
     schema.add_field("chunk_id", DataType.VARCHAR, max_length=TEXT_BYTES)
     schema.add_field("born", DataType.INT64)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=int(dim))
-    schema.add_field(
-        "body",
-        DataType.VARCHAR,
-        max_length=TEXT_BYTES,
-        enable_analyzer=True,
-        analyzer_params=analyzer(bm25),
-    )
-    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(
-        Function(
-            name="bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["body"],
-            output_field_names=["sparse"],
-        )
-    )
     index = client.prepare_index_params()
     index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
-    index.add_index(
-        field_name="sparse",
-        index_type="SPARSE_INVERTED_INDEX",
-        metric_type="BM25",
-        params={"bm25_k1": float(bm25["k1"]), "bm25_b": float(bm25["b"])},
-    )
+    add_bm25(schema, index, bm25)
     return schema, index
 
 

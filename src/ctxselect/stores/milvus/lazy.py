@@ -10,13 +10,14 @@ generations later purged it: then the row is stale, as in the embedded store).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.row_of import RowOfChunk
 from ctxselect.types import Chunk, Hit
 
 
@@ -39,32 +40,6 @@ class _LazyIds(Sequence[str]):
         return self._rows.chunk(int(row)).chunk_id
 
 
-class _LazyRowOf(Mapping[str, int]):
-    """``row_of[chunk_id]``: the live row of a chunk id, found by its hash."""
-
-    def __init__(self, rows: MilvusLazyRows) -> None:
-        self._rows = rows
-
-    def __getitem__(self, chunk_id: str) -> int:
-        row = self._rows.row_of_chunk(chunk_id)
-        if row is None:
-            raise KeyError(chunk_id)
-        return row
-
-    def get(self, chunk_id: str, default: Any = None) -> Any:
-        row = self._rows.row_of_chunk(chunk_id)
-        return default if row is None else row
-
-    def __contains__(self, chunk_id: object) -> bool:
-        return isinstance(chunk_id, str) and self._rows.row_of_chunk(chunk_id) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._rows.chunk(i).chunk_id for i in range(len(self._rows)))
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-
 class MilvusLazyRows:
     """Rows whose chunks are read from the chunk collection on demand.
 
@@ -85,7 +60,9 @@ class MilvusLazyRows:
         self._dead = set(dead.tolist()) if dead is not None else set()
         self._order = np.argsort(self._rowids, kind="stable")
         self.chunk_ids: Sequence[str] = _LazyIds(self)
-        self.row_of: Mapping[str, int] = _LazyRowOf(self)
+        self.row_of: Mapping[str, int] = RowOfChunk(
+            self.row_of_chunk, lambda row: self.chunk(row).chunk_id, len(rowids)
+        )
 
     def __len__(self) -> int:
         return len(self._rowids)
