@@ -25,13 +25,14 @@ def test_no_identifiers_keeps_whole_identifiers_only(tmp_path) -> None:
         assert idx.search("parsehttpheader", 5, mode="bm25")
 
 
-def test_identifiers_are_on_by_default_and_kept_when_not_named(tmp_path) -> None:
+def test_identifiers_are_off_by_default_and_kept_when_not_named(tmp_path) -> None:
     folder, ix = _corpus(tmp_path), tmp_path / "ix"
     assert run("index", str(folder), "--index", str(ix)).exit_code == 0
     with cs.open_index(ix) as idx:
-        assert idx.settings.bm25.identifiers is True
-        assert idx.search("header", 5, mode="bm25")
-    assert run("index", "--index", str(ix), "--no-identifiers").exit_code == 0
+        assert idx.settings.bm25.identifiers is False
+        assert idx.search("header", 5, mode="bm25") == []
+    assert run("index", "--index", str(ix), "--identifiers").exit_code == 0
     assert run("index", "--index", str(ix)).exit_code == 0  # not named: the index keeps it
     with cs.open_index(ix) as idx:
-        assert idx.settings.bm25.identifiers is False
+        assert idx.settings.bm25.identifiers is True
+        assert idx.search("header", 5, mode="bm25")

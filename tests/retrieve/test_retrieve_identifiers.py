@@ -82,7 +82,7 @@ def test_analyzer_words_keep_the_whole_identifier_next_to_its_parts() -> None:
 
 
 def test_words_of_a_question_find_identifiers_only_with_parts() -> None:
-    with_parts = BM25Retriever.build(table(CODE))
+    with_parts = BM25Retriever.build(table(CODE), identifiers=True)
     plain = BM25Retriever.build(table(CODE), identifiers=False)
     assert with_parts.params.identifiers and not plain.params.identifiers
     for question, row in QUESTIONS.items():
@@ -93,7 +93,7 @@ def test_words_of_a_question_find_identifiers_only_with_parts() -> None:
 
 
 def test_explain_shows_which_form_matched() -> None:
-    retriever = BM25Retriever.build(table(CODE))
+    retriever = BM25Retriever.build(table(CODE), identifiers=True)
     explanation = retriever.explain("parse the http header", "d0#0")
     forms = {t.term: t.form for t in explanation.terms}
     assert forms == {
@@ -129,8 +129,8 @@ def test_an_index_built_before_searches_exactly_as_before() -> None:
     for question in [*QUESTIONS, "parseHttpHeader", "header body"]:
         assert loaded.search(question, k=4) == old.search(question, k=4)
     with pytest.raises(IndexMismatchError, match=r"identifiers=False but .*identifiers=True"):
-        BM25Retriever.load(rows, arrays, BM25Params())
-    new = BM25Retriever.build(rows)
+        BM25Retriever.load(rows, arrays, BM25Params(identifiers=True))
+    new = BM25Retriever.build(rows, identifiers=True)
     assert len(new.arrays()["params"]) == 5
     with pytest.raises(IndexMismatchError, match=r"identifiers=True but .*identifiers=False"):
         BM25Retriever.load(rows, new.arrays(), params)
@@ -139,7 +139,8 @@ def test_an_index_built_before_searches_exactly_as_before() -> None:
 def test_analysis_keys_of_old_settings_are_unchanged() -> None:
     key, _ = BM25Retriever.analysis(identifiers=False)
     assert key == "bm25:stem=1:stopwords=1"
-    assert BM25Retriever.analysis()[0] == "bm25:stem=1:stopwords=1:identifiers=1"
+    assert BM25Retriever.analysis()[0] == "bm25:stem=1:stopwords=1"  # off by default
+    assert BM25Retriever.analysis(identifiers=True)[0] == "bm25:stem=1:stopwords=1:identifiers=1"
 
 
 def test_a_new_index_records_identifiers_and_an_old_one_keeps_its_analysis(tmp_path) -> None:
@@ -147,7 +148,7 @@ def test_a_new_index_records_identifiers_and_an_old_one_keeps_its_analysis(tmp_p
         Document(f"src/m{i}.py", t, source=f"m{i}.py", content_hash=f"h{i}", kind="code")
         for i, t in enumerate(CODE)
     ]
-    cs.add_documents(docs, tmp_path / "new")
+    cs.add_documents(docs, tmp_path / "new", bm25=BM25Params(identifiers=True))
     with cs.open_index(tmp_path / "new") as idx:
         assert idx.settings.bm25.identifiers
         assert idx.store.read_manifest()["bm25"]["identifiers"] is True

@@ -102,7 +102,7 @@ def test_ctxselect_0_1_manifest_migrates_with_defaults() -> None:
     assert read.version == 1 and read.built
     # built before identifier parts existed: read without them, whatever the default now
     assert read.chunk == ChunkSpec(**CHUNK)
-    assert read.bm25 == BM25Params(**BM25, identifiers=False) and BM25Params().identifiers
+    assert read.bm25 == BM25Params(**BM25, identifiers=False)
     assert read.modes == ("bm25", "tfidf", "tfidf-sum") and read.roots == ("/docs",)
     assert (read.embedder, read.fusion, read.tuning, read.calibration) == (None, None, None, {})
     assert read.compacted == "" and read.state == StoreState()

@@ -145,7 +145,7 @@ def chunk_spec(
     "--identifiers/--no-identifiers",
     default=None,
     help="BM25 also indexes the parts of camelCase, snake_case and kebab-case identifiers "
-    "(default: on). Milvus ranks bm25 on its server only without them.",
+    "(default: off; on lifts code retrieval). Milvus ranks bm25 on its server only without.",
 )
 @click.option(
     "--max-bytes",
