@@ -1,9 +1,30 @@
-"""``row_of[chunk_id]`` for rows read lazily: one mapping both stores' lazy rows use."""
+"""``chunk_ids[row]`` and ``row_of[chunk_id]`` for rows read lazily: what both stores' lazy
+rows use, asking the store one row at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+
+class ChunkIdOfRow(Sequence[str]):
+    """``chunk_ids[row]``: the chunk id a row holds (ties across segments need a few).
+
+    Args:
+        chunk_id: row -> the chunk id it holds.
+        size: The number of rows.
+    """
+
+    def __init__(self, chunk_id: Callable[[int], str], size: int) -> None:
+        self._chunk_id, self._size = chunk_id, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, row: Any) -> Any:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(self._size))]
+        return self._chunk_id(int(row))
 
 
 class RowOfChunk(Mapping[str, int]):
@@ -40,4 +61,4 @@ class RowOfChunk(Mapping[str, int]):
         return self._size
 
 
-__all__ = ["RowOfChunk"]
+__all__ = ["ChunkIdOfRow", "RowOfChunk"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.embedded import texts
-from ctxselect.stores.row_of import RowOfChunk
+from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import ChunkTable, Hit
 
 # A hit's text is sliced from its document by SQLite (one row read, no document copied).
@@ -32,21 +32,6 @@ _ID_SQL = "SELECT chunk_id FROM chunks WHERE id = ?"
 class StaleRowsError(IndexCorruptError):
     """A row's chunk is missing from the generation being read (searches read inside a
     read transaction on their generation, so this means damage: run verify)."""
-
-
-class _LazyIds(Sequence[str]):
-    """``chunk_ids[row]`` read from SQLite (ties across segments need a few)."""
-
-    def __init__(self, rows: LazyRows) -> None:
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, row: Any) -> Any:
-        if isinstance(row, slice):
-            return [self[i] for i in range(*row.indices(len(self)))]
-        return self._rows.chunk_id(int(row))
 
 
 class LazyRows:
@@ -71,7 +56,7 @@ class LazyRows:
         self._rowids = rowids
         self._folder = folder
         self._order: np.ndarray | None = None
-        self.chunk_ids: Sequence[str] = _LazyIds(self)
+        self.chunk_ids: Sequence[str] = ChunkIdOfRow(self.chunk_id, len(rowids))
         self.row_of: Mapping[str, int] = RowOfChunk(self.row_of_chunk, self.chunk_id, len(rowids))
 
     def __len__(self) -> int:

@@ -17,27 +17,12 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.milvus import client as mc
-from ctxselect.stores.row_of import RowOfChunk
+from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import Chunk, Hit
 
 
 class StaleRowsError(IndexCorruptError):
     """A row's chunk is gone from the server (a compaction purged the generation read)."""
-
-
-class _LazyIds(Sequence[str]):
-    """``chunk_ids[row]`` read from the server (ties across segments need a few)."""
-
-    def __init__(self, rows: MilvusLazyRows) -> None:
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, row: Any) -> Any:
-        if isinstance(row, slice):
-            return [self[i] for i in range(*row.indices(len(self)))]
-        return self._rows.chunk(int(row)).chunk_id
 
 
 class MilvusLazyRows:
@@ -59,7 +44,9 @@ class MilvusLazyRows:
         self._rowids = np.asarray(rowids, dtype=np.int64)
         self._dead = set(dead.tolist()) if dead is not None else set()
         self._order = np.argsort(self._rowids, kind="stable")
-        self.chunk_ids: Sequence[str] = _LazyIds(self)
+        self.chunk_ids: Sequence[str] = ChunkIdOfRow(
+            lambda row: self.chunk(row).chunk_id, len(rowids)
+        )
         self.row_of: Mapping[str, int] = RowOfChunk(
             self.row_of_chunk, lambda row: self.chunk(row).chunk_id, len(rowids)
         )
