@@ -27,6 +27,9 @@ class Document:
         content_hash: Hex SHA-256 of ``title`` and ``text``; unchanged hash, unchanged work.
         kind: Loader that produced it: ``text``, ``markdown``, ``rst``, ``code``, ``html``,
             ``pdf``, ``beir``.
+        fields: User metadata as ``(key, value)`` pairs, values as strings: a BEIR line's
+            ``metadata`` object, a Markdown file's front matter, a code file's
+            ``language``. ``--where key=value`` filters on them (docs/05-search-select.md).
     """
 
     doc_id: str
@@ -35,6 +38,7 @@ class Document:
     source: str = ""
     content_hash: str = ""
     kind: str = "text"
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +295,8 @@ class IndexInfo:
     deleted_rows: int = 0
     compacted: str = ""
     avgdl_drift: float = 0.0
+    fields: tuple[str, ...] = ()
+    """The metadata keys ``--where`` can filter on: built-in ones, then user fields."""
 
 
 # Values of session-aware selection (agent/), the MCP server's tool results.
@@ -550,3 +556,33 @@ class VerifyReport:
     checks: tuple[str, ...]
     problems: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Which documents a search may return: applied inside retrieval, before the top k.
+
+    A document passes when its doc_id matches an ``include`` glob (every one does without
+    any), no ``exclude`` glob, and every ``where`` key: for each key, one of the values
+    given for it (the same key twice means either value; different keys must all hold).
+
+    Attributes:
+        include: Gitignore globs over doc ids (``*.py``, ``docs/``, ``src/**/test_*``).
+        exclude: Gitignore globs over doc ids; a match leaves the document out.
+        where: ``(key, value)`` pairs over stored metadata: ``kind``, ``language``,
+            ``path``, ``title`` and the user fields of each document.
+    """
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    where: tuple[tuple[str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.include or self.exclude or self.where)
+
+    def describe(self) -> str:
+        """The filter as the flags that make it: ``--include 'docs/' --where kind=code``."""
+        parts = [f"--include {g!r}" for g in self.include]
+        parts += [f"--exclude {g!r}" for g in self.exclude]
+        parts += [f"--where {k}={v}" for k, v in self.where]
+        return " ".join(parts)

@@ -41,7 +41,7 @@ def test_minilm_embeds_offline_with_paraphrases_closest(monkeypatch) -> None:
 def test_minilm_keeps_numpy_blas_on_one_thread_beside_torch(capfd) -> None:
     from threadpoolctl import threadpool_info
 
-    make_embedder("minilm")
+    make_embedder("minilm").embed(["a passage loads torch"])  # the model loads on first use
     blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
     assert blas and all(p["num_threads"] == 1 for p in blas)
     assert "Loading weights" not in capfd.readouterr().err  # ctxselect shows its own bars

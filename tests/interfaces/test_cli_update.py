@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import ctxselect as cs
 from ctxselect.interfaces.cli.main import cli
+from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
 
 
 def run(*args: str):
@@ -43,7 +44,8 @@ def test_add_remove_compact_verify_info(tmp_path):
     report = json.loads(verified.output)
     assert verified.exit_code == 0 and report["ok"] and "segments" in report["checks"]
     data = json.loads(run("info", "--index", ix, "--json").output)
-    assert data["delta_segments"] == 0 and data["documents"] == 1 and data["schema_version"] == 3
+    assert data["delta_segments"] == 0 and data["documents"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION == 4
 
 
 def test_verify_exits_1_with_the_reason_when_damaged(tmp_path):

@@ -121,7 +121,8 @@ def test_old_write_names_need_allow_write_and_then_write(corpus_index, caplog):
     )
     assert index.startswith("reindex is now called index; index is a write tool")
     assert typo.endswith("unknown argument 'bugdet' (did you mean 'budget'?): select takes "
-                         "query, budget, mode, detail, refresh, mmr, promote, stop")  # fmt: skip
+                         "query, budget, mode, detail, refresh, mmr, promote, stop, include, "
+                         "exclude, where")  # fmt: skip
     added, again, _ = run(server_for(folder, allow_write=True), scenario)
     assert added["doc_ids"] == ["quota.md"] and added["documents"] == 4
     assert again["report"]["rebuilt"] is False

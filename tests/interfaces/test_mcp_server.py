@@ -234,7 +234,8 @@ def test_unknown_arguments_are_refused_naming_the_valid_ones(corpus_index):
     typo, two, none = run(server_for(corpus_index[1]), scenario)
     assert typo == (
         "Error executing tool select: unknown argument 'bugdet' (did you mean "
-        "'budget'?): select takes query, budget, mode, detail, refresh, mmr, promote, stop"
+        "'budget'?): select takes query, budget, mode, detail, refresh, mmr, promote, stop, "
+        "include, exclude, where"
     )
     assert "unknown arguments 'top_k', 'n'" in two and "search takes query, k, mode" in two
     assert none.endswith("unknown argument 'verbose': info takes no arguments")

@@ -120,6 +120,22 @@ def test_reads_agree_with_what_was_written(store: Store) -> None:
     assert store.verify()[1] == []
 
 
+def test_document_metadata_reads_back_and_follows_updates(store: Store, uri: str) -> None:
+    assert store.field_keys() == ["kind", "path", "title"]
+    assert store.document_fields(["a", "nope"]) == {"a": {"kind": "text", "path": "a", "title": ""}}
+    tagged = Document("d", "delta one", "Delta", "d", "h1", "markdown", (("status", "draft"),))
+    cs.add_documents([tagged], uri, chunk=SPEC, compact_fraction=None)
+    assert store.field_keys() == ["kind", "path", "title", "status"]
+    assert store.document_fields(["d"])["d"] == {
+        "kind": "markdown", "path": "d", "title": "Delta", "status": "draft"
+    }  # fmt: skip
+    retagged = Document("d", "delta two", "", "d", "h2", "markdown", (("title", "Front"),))
+    cs.add_documents([retagged], uri, chunk=SPEC, compact_fraction=None)
+    assert store.document_fields(["d"])["d"] == {"kind": "markdown", "path": "d", "title": "Front"}
+    cs.remove_documents(["d"], uri)
+    assert store.document_fields(["d"]) == {} and store.field_keys() == ["kind", "path", "title"]
+
+
 def test_unknown_ids_raise_not_found(store: Store) -> None:
     with pytest.raises(NotFoundError, match="'a#9'"):
         store.get_chunk("a#9")

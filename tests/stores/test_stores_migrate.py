@@ -254,8 +254,9 @@ def test_a_damaged_schema_2_index_is_not_upgraded_and_stays_as_it_was(v2):
     assert _sql(folder, "SELECT text FROM chunks WHERE chunk_id = 'n1.md#0'") == [("tampered",)]
 
 
-def test_an_older_ctxselect_refuses_to_write_a_schema_3_index(tmp_path, monkeypatch):
+def test_an_older_ctxselect_refuses_to_write_a_current_index(tmp_path, monkeypatch):
     cs.add_documents([Document("a.md", "alpha", content_hash="a")], tmp_path / "ix")
     monkeypatch.setattr(embedded_sqlite, "SCHEMA_VERSION", 2)  # what ctxselect 0.x checks
-    with pytest.raises(IndexMismatchError, match=r"schema version 3.*reads version 2.*upgrade"):
+    expected = rf"schema version {SCHEMA_VERSION}.*reads version 2.*upgrade"
+    with pytest.raises(IndexMismatchError, match=expected):
         SQLiteStore(tmp_path / "ix")

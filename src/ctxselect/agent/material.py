@@ -10,28 +10,38 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxselect.agent.spans import DocSpans
 from ctxselect.api.read import Index
 from ctxselect.budget.stop import BUDGET_FULL, DEFAULT_STOP
-from ctxselect.types import Hit, Selection
+from ctxselect.types import Filter, Hit, Selection
 
 
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """One selection request: the query, how to rank for it (``k`` chunks deep), and
-    where to stop (``Index.select``'s ``stop``)."""
+    """One selection request: the query, how to rank for it (``k`` chunks deep, only
+    the documents ``filter`` keeps), and where to stop (``Index.select``'s ``stop``)."""
 
     query: str
     mode: str
     k: int
     mmr: float | None
     stop: str | float = DEFAULT_STOP
+    filter: Filter = field(default_factory=Filter)
 
     def rank(self, index: Index) -> list[Hit]:
-        """The ranking a session-less ``select`` makes for this request."""
-        return index.rank(self.query, self.k, self.mode, mmr=self.mmr)
+        """The ranking a session-less ``select`` makes for this request (filtered too)."""
+        f = self.filter
+        return index.rank(
+            self.query,
+            self.k,
+            self.mode,
+            mmr=self.mmr,
+            include=f.include,
+            exclude=f.exclude,
+            where=f.where,
+        )
 
     def select(self, index: Index, hits: Sequence[Hit], budget: int) -> Selection:
         """What a session-less ``select`` chooses from ``hits`` (:meth:`rank`) in ``budget``."""

@@ -17,10 +17,12 @@ from ctxselect.agent.loading import load_index
 from ctxselect.agent.material import Ask, new_material
 from ctxselect.agent.results import Meter, received_as, shrink_context, shrink_search
 from ctxselect.agent.spans import DocSpans, Fingerprint
+from ctxselect.api.filters import make_filter
 from ctxselect.errors import ConfigError
 from ctxselect.types import (
     ContextResult,
     Explanation,
+    Filter,
     Hit,
     IndexInfo,
     Passage,
@@ -121,6 +123,9 @@ class Sessions:
         mmr: float | None = None,
         promote: bool = False,
         stop: str | float = api.DEFAULT_STOP,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        where: Sequence[str] | None = None,
     ) -> ContextResult:
         """Select the best context for ``query`` within ``budget`` tokens, minus repeats.
 
@@ -136,7 +141,9 @@ class Sessions:
         :meth:`ctxselect.api.Index.rank`); ``promote`` sends a whole section for its
         selected chunks (see :meth:`ctxselect.api.Index.promote`), never one holding a
         chunk the session already has. ``stop`` is :meth:`ctxselect.api.Index.select`'s:
-        ``auto``, ``none`` or a P(relevant) threshold.
+        ``auto``, ``none`` or a P(relevant) threshold. ``include``, ``exclude`` and
+        ``where`` filter the ranking as :meth:`ctxselect.api.Index.search` does; when
+        they leave nothing, the note says which filter did it.
 
         Raises:
             ConfigError: Bad query, budget, detail, mmr or stop, mmr on an index without
@@ -147,11 +154,12 @@ class Sessions:
         limits.check_budget(budget, self.max_result_tokens)
         limits.check_detail(detail)
         limits.check_mmr(mmr)
+        filter = make_filter(include, exclude, where)
         with self._lock:
             state = self._state(session)
             mode = self._mode(mode, mmr)
             stop = lookups.check_stop(self.index, mode, stop)
-            ask = Ask(query, mode, self.index.depth(budget), mmr, stop)
+            ask = Ask(query, mode, self.index.depth(budget), mmr, stop, filter)
             hits = ask.rank(self.index)
             known = {} if refresh else self._known(state, hits)
             calls = {c: seen.call for c, seen in known.items()}
@@ -184,7 +192,7 @@ class Sessions:
                 session_tokens=0,
                 result_tokens=0,
                 max_result_tokens=self.max_result_tokens,
-                note=_context_note(hits, selection, refs),
+                note=_context_note(hits, selection, refs, self._empty_note(filter)),
                 stop=selection.stop,
             )
             result = self.meter.fit(result, state.tokens, shrink_context)
@@ -199,14 +207,22 @@ class Sessions:
         query: str,
         k: int = limits.DEFAULT_SEARCH_K,
         mode: str | None = None,
+        *,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        where: Sequence[str] | None = None,
     ) -> SearchResult:
-        """Rank chunks for ``query``: the ``k`` best, ones the session has as references."""
+        """Rank chunks for ``query``: the ``k`` best, ones the session has as references;
+        ``include``/``exclude``/``where`` filter as :meth:`ctxselect.api.Index.search`."""
         limits.check_query(query)
         limits.check_k(k)
+        filter = make_filter(include, exclude, where)
         with self._lock:
             state = self._state(session)
             mode = self._mode(mode)
-            hits = self.index.search(query, k, mode)
+            hits = self.index.search(
+                query, k, mode, include=filter.include, exclude=filter.exclude, where=filter.where
+            )
             known = self._known(state, hits)
             refs = tuple(
                 self.spans.reference(h, known[h.chunk_id].call, h.n_tokens)
@@ -215,7 +231,7 @@ class Sessions:
             )
             new = tuple(h for h in hits if h.chunk_id not in known)
             used = sum(h.n_tokens for h in new) + sum(r.tokens for r in refs)
-            note = "" if hits else "no chunk matches the query"
+            note = "" if hits else self._empty_note(filter) or "no chunk matches the query"
             result = SearchResult(
                 query, mode, k, new, refs, used, state.calls + 1, 0, 0, self.max_result_tokens, note
             )
@@ -223,6 +239,14 @@ class Sessions:
             sent = [(h.doc_id, h.start, h.end) for h in result.hits]
             self._deliver(state, result.call, result.result_tokens, sent)
             return result
+
+    def _empty_note(self, filter: Filter) -> str:
+        """Why a search with ``filter`` found nothing ("" without a filter)."""
+        if not filter:
+            return ""
+        return self.index.filter_note(
+            include=filter.include, exclude=filter.exclude, where=filter.where
+        )
 
     def grep(self, session: str | None, pattern: str, **options: Any) -> GrepResult:
         """Grep as :func:`~ctxselect.agent.grep.grep_index`; blocks the session has come back
@@ -430,9 +454,11 @@ class Sessions:
         return result
 
 
-def _context_note(hits: Sequence[Hit], selection: Selection, refs: Sequence[object]) -> str:
+def _context_note(
+    hits: Sequence[Hit], selection: Selection, refs: Sequence[object], empty: str = ""
+) -> str:
     if not hits:
-        return "no chunk matches the query"
+        return empty or "no chunk matches the query"
     if not selection.chunks and refs:
         return "all the best chunks were already provided (refresh=true sends them again)"
     return selection.note

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ctxselect import budget as _budget
 from ctxselect import chunk as _chunk
@@ -23,6 +24,7 @@ from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
 from ctxselect import tokens as _tokens
 from ctxselect.api import modes as _modes
+from ctxselect.api.filters import make_filter
 from ctxselect.api.modes import NO_EMBEDDER
 from ctxselect.api.read import Index, open_index, retriever_for
 from ctxselect.api.selections import (
@@ -46,7 +48,7 @@ from ctxselect.config import (
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval import Comparison, SessionCost, session_cost
 from ctxselect.retrieve.base import Retriever
-from ctxselect.types import Chunk, Document, Qrels
+from ctxselect.types import Chunk, Document, Filter, Qrels
 
 __all__ = [
     "Comparison",
@@ -82,6 +84,9 @@ class EvalResult:
     ``stop`` is the stopping rule of the budgeted selections and ``calibration`` which
     P(relevant) it used (``out of sample, 5 folds``, ``stored in the index``,
     ``uncalibrated rule (...)``; "" for ``none``).
+    ``filter`` is the ``--include``/``--exclude``/``--where`` filter every ranking was
+    restricted to, as flags ("" for none); judgments are not filtered, so a relevant
+    document the filter leaves out counts as missed.
     ``excluded_no_relevant`` counts queries left out because nothing judged for them is
     relevant; ``unknown_queries_in_qrels`` judged queries missing from
     the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
@@ -113,6 +118,7 @@ class EvalResult:
     depth: int = DEFAULT_RUN_DEPTH
     stop: str = "none"
     calibration: str = ""
+    filter: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,14 +150,29 @@ def default_eval_index(corpus: str | os.PathLike[str]) -> str:
 
 
 def ranked_documents(
-    index: Index, queries: Mapping[str, str], k: int, mode: str | None = None
+    index: Index,
+    queries: Mapping[str, str],
+    k: int,
+    mode: str | None = None,
+    filter: Filter | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
     """Rank documents per query by their best chunk, ``k`` distinct documents deep.
 
     Chunks are fetched in growing depth until ``k`` distinct documents are found or the
     ranking runs out, so the document ranking is exact however documents are chunked.
+    ``filter`` restricts the ranking as ``Index.search`` does.
     """
-    return _eval.rank_documents(lambda q, depth: index.search_many(q, depth, mode), queries, k)
+    where = _filter_args(filter)
+    return _eval.rank_documents(
+        lambda q, depth: index.search_many(q, depth, mode, **where), queries, k
+    )
+
+
+def _filter_args(filter: Filter | None) -> dict[str, Any]:
+    """A filter as ``Index.search_many``'s keyword arguments."""
+    if not filter:
+        return {}
+    return {"include": filter.include, "exclude": filter.exclude, "where": filter.where}
 
 
 def evaluate_corpus(
@@ -177,6 +198,9 @@ def evaluate_corpus(
     depth: int | None = None,
     stop: str | float = "none",
     stored_calibration: bool = False,
+    include: Sequence[str] | str | None = None,
+    exclude: Sequence[str] | str | None = None,
+    where: Sequence[str] | str | None = None,
 ) -> EvalResult:
     """Index ``corpus`` (or reuse its index), run every query, and score the run.
 
@@ -212,6 +236,9 @@ def evaluate_corpus(
         stop: ``none`` (fill each budget, the default), ``auto`` or a P threshold.
         stored_calibration: Stop with the index's stored calibration, not an
             out-of-sample one.
+        include: Gitignore globs over doc ids: rank only matching documents.
+        exclude: Gitignore globs over doc ids: never rank matching documents.
+        where: ``key=value`` conditions over stored metadata (``Index.search``).
 
     Raises:
         ConfigError: A metric, level, packer or format is invalid, ``depth`` is below
@@ -220,6 +247,7 @@ def evaluate_corpus(
     """
     _eval.check_level(level)
     stop = check_stop(stop)
+    filter = make_filter(include, exclude, where)
     ranking, budget_specs = _eval.split_metrics(metrics)
     wanted = sorted({*(int(b) for b in budgets), *(b.budget for b in budget_specs)})
     for value in wanted:
@@ -240,7 +268,7 @@ def evaluate_corpus(
             queries, qrels, spans, doc_ids, lambda d: len(idx.get_document(d).text)
         )
         started = time.perf_counter()
-        run, judged = _ranked_run(idx, labeled, level, depth, mode)
+        run, judged = _ranked_run(idx, labeled, level, depth, mode, filter)
         search_seconds = time.perf_counter() - started
         # evaluate() needs one metric; with budget metrics alone, hit@1 is computed unused
         scored = _eval.evaluate(run, judged, [str(s) for s in ranking] or ["hit@1"])
@@ -249,7 +277,7 @@ def evaluate_corpus(
         if wanted:
             how = (stop, stored_calibration)
             calibration = _add_budget_values(
-                values, idx, labeled, wanted, mode, (packer, format), how
+                values, idx, labeled, wanted, mode, (packer, format), how, filter
             )
     if run_out:
         _eval.write_trec_run(run_out, run, tag=f"ctxselect-{mode}", k=depth)
@@ -284,6 +312,7 @@ def evaluate_corpus(
         depth=depth,
         stop=str(stop) if wanted else "none",
         calibration=calibration,
+        filter=filter.describe(),
     )
 
 
@@ -297,13 +326,18 @@ def _check_dense(idx: Index, mode: str) -> None:
 
 
 def _ranked_run(
-    idx: Index, labeled: _eval.LabeledSet, level: str, depth: int, mode: str | None
+    idx: Index,
+    labeled: _eval.LabeledSet,
+    level: str,
+    depth: int,
+    mode: str | None,
+    filter: Filter | None = None,
 ) -> tuple[dict[str, dict[str, float]], Qrels]:
     """The run to score and the judgments it is scored on, at document or chunk level."""
     if level == "doc":
-        ranked = ranked_documents(idx, labeled.queries, depth, mode)
+        ranked = ranked_documents(idx, labeled.queries, depth, mode, filter)
         return _eval.collapse_to_docs(ranked), labeled.labels.qrels
-    hits = idx.search_many(labeled.queries, depth, mode)
+    hits = idx.search_many(labeled.queries, depth, mode, **_filter_args(filter))
     run = {qid: {h.chunk_id: h.score for h in ranked} for qid, ranked in hits.items()}
     table = idx.table
     judged = labeled.labels.chunk_qrels(table.chunk_ids, table.doc_ids, table.starts, table.ends)
@@ -318,6 +352,7 @@ def _add_budget_values(
     mode: str | None,
     framing: tuple[str, str],
     how: tuple[str | float, bool],
+    filter: Filter | None = None,
 ) -> str:
     """Select under each budget as ``Index.select`` does; add the budget metrics per query.
 
@@ -326,7 +361,7 @@ def _add_budget_values(
     n_tokens = idx.table.n_tokens
     (packer, format), (stop, use_stored) = framing, how
     depth = max(selection_depth(max(budgets), n_tokens), CALIBRATION_DEPTH)
-    hits = idx.search_many(labeled.queries, depth, mode)
+    hits = idx.search_many(labeled.queries, depth, mode, **_filter_args(filter))
     plan = plan_stop(
         stop,
         hits,

@@ -193,7 +193,9 @@ class GenerationReader:
             )
         given = self._embedder
         if given is None or isinstance(given, str):
-            given = self._embedder = _embed.make_embedder(given or spec.name)
+            # made to match the index: one built before windows keeps its own model id
+            made = _embed.make_embedder(given or spec.name, model_id=spec.model_id)
+            given = self._embedder = made
         if given.model_id != spec.model_id:
             raise IndexMismatchError(
                 f"index {self.path} was embedded with {spec.model_id!r} but queries "

@@ -25,6 +25,7 @@ from ctxselect.config import (
     DEFAULT_MODE,
     BM25Params,
 )
+from ctxselect.embed.windows import EMBED_LONG  # re-exported for the interfaces
 from ctxselect.errors import ConfigError, IndexMismatchError
 from ctxselect.index.writer import ModeOps, indexed_text
 from ctxselect.manifest import EmbedderSpec, Manifest
@@ -140,7 +141,7 @@ class LazyEmbedder:
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         if self._model is None:
-            made = _embed.make_embedder(self.name)
+            made = _embed.make_embedder(self.name, model_id=self.model_id)
             if made.model_id != self.model_id:
                 raise IndexMismatchError(
                     f"the index was embedded with {self.model_id!r} but the installed "
@@ -204,13 +205,17 @@ WRITERS: dict[str, Callable[[ModeSpec, WriteInputs], ModeOps]] = {
 
 
 def resolve_embedder(
-    manifest: Manifest, embedder: EmbedderArg, ann_threshold: int | None
+    manifest: Manifest,
+    embedder: EmbedderArg,
+    ann_threshold: int | None,
+    embed_long: str | None = None,
 ) -> tuple[EmbedderSpec | None, _embed.Embedder | None]:
     """The embedder spec the index will record, and the embedder if one was named or given.
 
     A named embedder is made now, so a model that changed with an upgrade of its package
     shows as a changed spec (and the index is re-embedded); without a name the index's
-    own spec is kept and its model made only if something needs embedding.
+    own spec is kept and its model made only if something needs embedding. ``embed_long``
+    (``windows``, ``truncate``) remakes the named embedder, or the index's own, that way.
     """
     if ann_threshold is not None and (
         isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
@@ -218,6 +223,8 @@ def resolve_embedder(
         raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
     old = manifest.embedder
     dropped = isinstance(embedder, str) and embedder == NO_EMBEDDER
+    if embed_long is not None and not dropped:
+        embedder = _long_policy(embedder, old, embed_long)
     if dropped or (embedder is None and old is None):
         if ann_threshold is not None and not dropped:
             raise ConfigError(
@@ -230,6 +237,20 @@ def resolve_embedder(
         return (dataclasses.replace(old, ann_threshold=threshold) if old else None), None
     made = _embed.make_embedder(embedder) if isinstance(embedder, str) else embedder
     return embedder_spec(made, threshold), made
+
+
+def _long_policy(
+    embedder: EmbedderArg, old: EmbedderSpec | None, embed_long: str
+) -> _embed.Embedder:
+    """The named embedder (or the index's own) made to embed long chunks as ``embed_long``."""
+    name = embedder if isinstance(embedder, str) else old.name if old and not embedder else None
+    if name is None:
+        raise ConfigError(
+            "embed_long needs an embedder named by string (`ctxselect index --embedder minilm "
+            "--embed-long truncate`); an Embedder object embeds as it was made: make it with "
+            "`make_embedder(name, embed_long=...)`"
+        )
+    return _embed.make_embedder(name, embed_long=embed_long)
 
 
 def tuned_settings(manifest: Manifest, dense: EmbedderSpec | None, model_changed: bool) -> Manifest:
@@ -306,6 +327,7 @@ def experiment_embedder(
 
 
 __all__ = [
+    "EMBED_LONG",
     "NO_EMBEDDER",
     "WRITERS",
     "EmbedderArg",

@@ -130,7 +130,7 @@ def embed_task(task: EmbedTask) -> EmbeddedBatch:
 
 
 def _make_model(source: EmbedderSource) -> _embed.Embedder:
-    model = source.model or _embed.make_embedder(source.name)
+    model = source.model or _embed.make_embedder(source.name, model_id=source.model_id)
     if model.model_id != source.model_id:
         raise IndexMismatchError(
             f"a worker made embedder {source.name!r} by name as {model.model_id!r}, but the "

@@ -17,7 +17,9 @@ from ctxselect import embed as _embed
 from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
-from ctxselect.api.generation import GenerationReader
+from ctxselect.api import filters as _filters
+from ctxselect.api.filtered import FilteredReader
+from ctxselect.api.filters import Globs, Where
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
@@ -28,6 +30,7 @@ from ctxselect.config import (
     DEFAULT_PACKER,
     resolve_index_dir,
 )
+from ctxselect.embed.windows import describe_long_policy
 from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.retrieve.modes import (
     MODES,
@@ -39,6 +42,7 @@ from ctxselect.types import (
     Chunk,
     Document,
     Explanation,
+    Filter,
     Hit,
     IndexInfo,
     Selection,
@@ -57,10 +61,11 @@ def open_index(
     return Index(open_store(resolve_index_dir(index)), embedder=embedder)
 
 
-class Index(GenerationReader):
+class Index(FilteredReader):
     """An opened index: search, select, explain and inspect.
 
-    Every call reads the newest committed generation (see :class:`GenerationReader`).
+    Every call reads the newest committed generation (see :class:`GenerationReader`);
+    filters restrict the rows it ranks (see :class:`FilteredReader`).
     """
 
     def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
@@ -70,21 +75,40 @@ class Index(GenerationReader):
         # generation, not on every search
         self._calibrations: tuple[object, dict[str, _calibration.Calibration]] = (None, {})
 
-    def search(self, query: str, k: int = DEFAULT_K, mode: str | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int = DEFAULT_K,
+        mode: str | None = None,
+        *,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
+    ) -> list[Hit]:
         """Return the ``k`` best chunks for ``query``, best first.
 
         Each hit carries its calibrated ``p_relevant`` when the index is calibrated for
-        the mode (``ctxselect tune``).
+        the mode (``ctxselect tune``). ``include``/``exclude`` (gitignore globs over doc
+        ids) and ``where`` (``key=value`` over stored metadata) restrict the ranking
+        itself, so ``k`` hits come back whenever ``k`` matching chunks score; when none
+        does, :meth:`filter_note` says why.
+
+        Raises:
+            ConfigError: An invalid glob or ``where`` condition, or a ``where`` key the
+                index does not store.
         """
+        return self._search(query, k, mode, _filters.make_filter(include, exclude, where))
+
+    def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
         retriever = self.retriever(mode)
         calibration = self.calibration(mode)
         # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
         depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
         if self._lazy:
-            hits = self._pinned(lambda r: r.search(query, depth), mode)
+            hits = self._pinned(lambda r: self._ranked_many(r, {"": query}, depth, filter), mode)
         else:
-            hits = retriever.search(query, depth)
-        return _calibration.with_p(hits, calibration)[:k]
+            hits = self._ranked_many(retriever, {"": query}, depth, filter)
+        return _calibration.with_p(hits[""], calibration)[:k]
 
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
         """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
@@ -97,13 +121,21 @@ class Index(GenerationReader):
         return found.get(str(mode or settings.default_mode))
 
     def search_many(
-        self, queries: Mapping[str, str], k: int = DEFAULT_K, mode: str | None = None
+        self,
+        queries: Mapping[str, str],
+        k: int = DEFAULT_K,
+        mode: str | None = None,
+        *,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
     ) -> dict[str, list[Hit]]:
-        """Return ``{qid: hits}`` for every query."""
+        """Return ``{qid: hits}`` for every query (filtered as :meth:`search` filters)."""
+        filter = _filters.make_filter(include, exclude, where)
         retriever = self.retriever(mode)
         if self._lazy:
-            return self._pinned(lambda r: r.search_many(queries, k), mode)
-        return retriever.search_many(queries, k)
+            return self._pinned(lambda r: self._ranked_many(r, queries, k, filter), mode)
+        return self._ranked_many(retriever, queries, k, filter)
 
     def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
         """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
@@ -132,6 +164,9 @@ class Index(GenerationReader):
         promote: bool = False,
         rerank_model: str | os.PathLike[str] | None = None,
         stop: str | float = _stop.DEFAULT_STOP,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
     ) -> Selection:
         """Select the best chunks for ``query`` within ``budget`` tokens, framing included.
 
@@ -143,16 +178,24 @@ class Index(GenerationReader):
         chunks while their calibrated P(relevant) >= P; ``auto`` uses the threshold
         tuning stored for the mode, or the uncalibrated largest-score-gap rule.
         ``Selection.stop`` says why it stopped; the budget is always a hard cap.
+        ``include``, ``exclude`` and ``where`` filter the ranking as in :meth:`search`;
+        a filter that leaves nothing gives an empty selection whose ``note`` says which.
 
         Raises:
             ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
-                number on an index (or reordering) without P(relevant).
+                number on an index (or reordering) without P(relevant); an invalid filter.
         """
         _stop.check_stop(stop)
-        hits = self.rank(query, k or self.depth(budget), mode, mmr=mmr, rerank_model=rerank_model)
-        return self.select_ranked(
+        filter = _filters.make_filter(include, exclude, where)
+        depth = k or self.depth(budget)
+        hits = self._rank(query, depth, mode, mmr=mmr, rerank_model=rerank_model, filter=filter)
+        selection = self.select_ranked(
             hits, budget, mode=mode, packer=packer, format=format, promote=promote, stop=stop
         )
+        if filter and not hits:
+            note = _filters.empty_note(filter, self._row_filter(filter))
+            selection = dataclasses.replace(selection, note=note)
+        return selection
 
     def select_ranked(
         self,
@@ -186,6 +229,9 @@ class Index(GenerationReader):
         *,
         mmr: float | None = None,
         rerank_model: str | os.PathLike[str] | None = None,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
     ) -> list[Hit]:
         """Return the ``k`` best chunks, reranked as :meth:`select` considers them.
 
@@ -196,12 +242,29 @@ class Index(GenerationReader):
             mmr: Reorder by maximal marginal relevance with this λ (1: relevance only,
                 lower: more diverse), comparing the chunks' dense vectors.
             rerank_model: A cross-encoder folder on disk to rerank the hits with first.
+            include: Gitignore globs over doc ids; only matching documents are ranked.
+            exclude: Gitignore globs over doc ids; matching documents are not ranked.
+            where: ``key=value`` conditions over stored metadata (see :meth:`search`).
 
         Raises:
-            ConfigError: ``mmr`` is outside [0, 1], or the index has no dense vectors.
+            ConfigError: ``mmr`` is outside [0, 1], or the index has no dense vectors;
+                an invalid filter.
             ModelNotFoundError: ``rerank_model`` is not a model folder.
         """
-        hits = self.search(query, k, mode)
+        filter = _filters.make_filter(include, exclude, where)
+        return self._rank(query, k, mode, mmr=mmr, rerank_model=rerank_model, filter=filter)
+
+    def _rank(
+        self,
+        query: str,
+        k: int,
+        mode: str | None,
+        *,
+        mmr: float | None,
+        rerank_model: str | os.PathLike[str] | None,
+        filter: Filter,
+    ) -> list[Hit]:
+        hits = self._search(query, k, mode, filter)
         if rerank_model is not None:
             hits = self._reranker(rerank_model).rerank(query, hits)
         if mmr is not None:
@@ -262,6 +325,9 @@ class Index(GenerationReader):
             "calibration": _calibration.summary(manifest.calibration),
             "stop_auto": _calibration.describe_auto(manifest.calibration, self.modes()),
         }
+        if manifest.embedder is not None:  # how a chunk over the model's limit is embedded
+            dense = manifest.embedder
+            settings["embed_long"] = describe_long_policy(dense.name, dense.model_id)
         drifting = [s.name for s in MODES if s.length_normalized and s.name in snap.segments]
         return IndexInfo(
             index=self.path,
@@ -282,6 +348,7 @@ class Index(GenerationReader):
             avgdl_drift=max(
                 (_retrieve.length_drift(snap.segments[m]) for m in drifting), default=0.0
             ),
+            fields=tuple(dict.fromkeys([*_filters.BUILTIN_KEYS, *self.store.field_keys()])),
         )
 
     def modes(self) -> tuple[str, ...]:

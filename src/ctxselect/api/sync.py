@@ -113,6 +113,7 @@ def apply(
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
     executor: _ingest.Executor | None = None,
+    embed_long: str | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
 
@@ -123,7 +124,7 @@ def apply(
     """
     old = read_manifest(store)
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
-    dense, given = _modes.resolve_embedder(old, embedder, ann_threshold)
+    dense, given = _modes.resolve_embedder(old, embedder, ann_threshold, embed_long)
     known = old.built
     layout = _chunk.chunk_layout(chunk)  # the chunker changed how it cuts text: re-chunk
     keyword_changed = known and (

@@ -55,6 +55,7 @@ def index_paths(
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
+    embed_long: str | None = None,
     follow_symlinks: bool = False,
     workers: int = 1,
     executor: _parallel.ExecutorArg = _ingest.DEFAULT_EXECUTOR,
@@ -82,6 +83,10 @@ def index_paths(
             once: vectors are kept by content hash in the index.
         ann_threshold: Build an HNSW graph from this many embedded chunks on (default
             50,000; below it dense search is exact).
+        embed_long: How the named embedder (or the index's own) embeds a chunk longer
+            than its model reads (MiniLM: 256 word pieces): ``truncate`` (the default:
+            only its start) or ``windows`` (whole, as pooled windows; 1.3-1.8x the
+            embedding work). A change re-embeds the index.
         follow_symlinks: Read through symlinks whose target lies outside the roots too;
             by default they are skipped and named in the report (``outside_links``). Not
             remembered: a later run without it removes what was read through them.
@@ -126,6 +131,7 @@ def index_paths(
             embedder=embedder,
             ann_threshold=ann_threshold,
             executor=pool,
+            embed_long=embed_long,
         )
         wrote = bool(plan.upserts or plan.removed or plan.full)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)

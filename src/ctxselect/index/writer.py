@@ -10,9 +10,9 @@ Retrieval modes are passed in as :class:`ModeOps` so this package never imports
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from tqdm import tqdm
@@ -71,9 +71,35 @@ def chunk_documents(
     return chunks
 
 
+class SharedTexts(Sequence[str]):
+    """The indexed texts of a write's chunks, made on each access rather than held (a
+    second copy of the corpus at a build's memory peak). ``memo`` lets analyses that start
+    from the same words share that work (``ctxselect.retrieve._corpus``)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self._chunks = chunks
+        self.memo: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return list(map(indexed_text, self._chunks[i]))
+        return indexed_text(self._chunks[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return map(indexed_text, self._chunks)
+
+
 def analyze(chunks: Sequence[Chunk], modes: Mapping[str, ModeOps]) -> dict[str, RawArrays]:
-    """Return each mode's raw postings of ``chunks``; one pass per distinct analysis."""
-    texts = [indexed_text(c) for c in chunks]
+    """Return each mode's raw postings of ``chunks``; one pass per distinct analysis (and
+    one word pass for the analyses that can share it)."""
+    texts = SharedTexts(chunks)
     done: dict[str, RawArrays] = {}
     out: dict[str, RawArrays] = {}
     for mode, ops in modes.items():

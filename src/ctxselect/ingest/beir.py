@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxselect.errors import InputError
+from ctxselect.ingest.fields import beir_fields
 from ctxselect.ingest.report import Tally
 from ctxselect.ingest.text import content_hash, decode, normalize, repair_surrogates
 from ctxselect.types import Document
@@ -111,11 +112,15 @@ def _document(
         title, text = "", title
     if replaced or fixed_title or fixed_text:
         tally.decoded_with_replacement += 1
+    fields = beir_fields(record.get("metadata"), f"{path}:{lineno}")
+    # metadata changes re-index the line: the hash covers it (unchanged without metadata)
+    hashed = text if not fields else text + "\0" + json.dumps(fields, ensure_ascii=False)
     return Document(
         doc_id=str(doc_id),
         text=text,
         title=title,
         source=f"{path}:{lineno}",
-        content_hash=content_hash(title, text),
+        content_hash=content_hash(title, hashed),
         kind="beir",
+        fields=fields,
     )

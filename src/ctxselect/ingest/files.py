@@ -20,6 +20,7 @@ from typing import Any
 
 from ctxselect.errors import ConfigError, InputError, MissingExtraError
 from ctxselect.ingest.beir import load_beir
+from ctxselect.ingest.fields import Fields, code_fields, front_matter
 from ctxselect.ingest.kinds import SNIFF
 from ctxselect.ingest.pdf import pdf_to_text
 from ctxselect.ingest.report import IngestReport, IngestResult, Tally
@@ -222,7 +223,17 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
         source=cand.path,
         content_hash=content_hash(title, text),
         kind=kind,
+        fields=_fields(kind, cand.doc_id, text),
     )
+
+
+def _fields(kind: str, doc_id: str, text: str) -> Fields:
+    """The user metadata ``--where`` filters on: front matter, a code file's language."""
+    if kind == "markdown":
+        return front_matter(text)
+    if kind == "code":
+        return code_fields(doc_id)
+    return ()
 
 
 def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:

@@ -22,6 +22,7 @@ from ctxselect.agent import examples as fewshot
 from ctxselect.agent import grep as exact
 from ctxselect.agent.examples import ExampleLibrary, ExampleSelection
 from ctxselect.agent.globs import MAX_GLOBS
+from ctxselect.api.filters import MAX_WHERE
 from ctxselect.interfaces.mcp_wire import (
     READ_ONLY,
     WRITES,
@@ -35,6 +36,34 @@ from ctxselect.interfaces.mcp_wire import (
     text_field,
 )
 from ctxselect.types import Explanation, IndexInfo, Passage, SearchResult, WriteResult
+
+_GLOBS = (
+    "Gitignore globs matched against doc ids: '*.py' at any depth, 'docs/' a folder, "
+    "'/src/**/test_*.py' anchored, '!' takes one back."
+)
+IncludeT = Annotated[
+    tuple[str, ...],
+    Field(
+        description=f"Rank only documents matching one of these. {_GLOBS}",
+        json_schema_extra={"maxItems": MAX_GLOBS},
+    ),
+]
+ExcludeT = Annotated[
+    tuple[str, ...],
+    Field(
+        description=f"Never rank documents matching one of these. {_GLOBS}",
+        json_schema_extra={"maxItems": MAX_GLOBS},
+    ),
+]
+WhereT = Annotated[
+    tuple[str, ...],
+    Field(
+        description="key=value conditions over stored metadata: kind (markdown, code, pdf...), "
+        "language (python...), path, title, or a user field (BEIR metadata, front matter). "
+        "The same key twice means either value; different keys must all hold.",
+        json_schema_extra={"maxItems": MAX_WHERE},
+    ),
+]
 
 
 def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
@@ -88,6 +117,9 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
                 "the budget), or a P(relevant) threshold from 0 to 1."
             ),
         ] = api.DEFAULT_STOP,
+        include: IncludeT = (),
+        exclude: ExcludeT = (),
+        where: WhereT = (),
     ) -> Annotated[CallToolResult, output_model(agent.ContextMeta)]:
         """Return the best context for a query that fits a token budget.
 
@@ -97,7 +129,8 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         to new material), then a summary line. The structured result gives the ids, lines
         and costs: tokens_used, tokens_saved, result_tokens, the session's cumulative
         tokens, the ranked chunks not sent, why it stopped. mmr trades relevance for
-        diversity; promote sends whole sections.
+        diversity; promote sends whole sections. include, exclude and where rank only the
+        documents they keep (the note names a filter that keeps none).
         """
         key = session_key(ctx)
         return context_content(
@@ -112,6 +145,9 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
                     mmr=mmr,
                     promote=promote,
                     stop=stop,
+                    include=include,
+                    exclude=exclude,
+                    where=where,
                 )
             )
         )
@@ -123,13 +159,19 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
             agent.DEFAULT_SEARCH_K
         ),
         mode: mode_t = None,
+        include: IncludeT = (),
+        exclude: ExcludeT = (),
+        where: WhereT = (),
     ) -> SearchResult:
         """Rank chunks for a query and return the k best with their text.
 
-        Hits this session already received come back as references instead.
+        Hits this session already received come back as references instead. include,
+        exclude and where rank only the documents they keep, inside the ranking (k
+        matching chunks come back when k score); the note names a filter that keeps none.
         """
         key = session_key(ctx)
-        return call(lambda: service.search(key, query, k, mode))
+        filters = {"include": include, "exclude": exclude, "where": where}
+        return call(lambda: service.search(key, query, k, mode, **filters))
 
     def get_chunk(chunk_id: chunk_t, ctx: Context) -> Passage:
         """Return one chunk's text, with its document, span and line numbers."""

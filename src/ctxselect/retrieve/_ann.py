@@ -80,11 +80,25 @@ class HnswIndex:
             self.index.mark_deleted(row)
         self.size -= len(rows)
 
-    def candidates(self, query: np.ndarray, k: int) -> np.ndarray:
-        """Return up to ``k`` rows whose vectors have the largest inner product with ``query``."""
+    def candidates(
+        self, query: np.ndarray, k: int, allow: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """Return up to ``k`` rows whose vectors have the largest inner product with ``query``.
+
+        ``allow`` (one bool per row) restricts the graph walk to allowed rows; None is
+        returned when the graph cannot find ``k`` of them (the caller scores exactly).
+        """
         k = min(k, self.size)
         if k < 1:
             return np.zeros(0, dtype=np.int64)
         self.index.set_ef(max(self.ef, k))
-        labels, _ = self.index.knn_query(np.asarray(query, dtype=np.float32)[None, :], k=k)
+        data = np.asarray(query, dtype=np.float32)[None, :]
+        if allow is None:
+            labels, _ = self.index.knn_query(data, k=k)
+            return np.asarray(labels[0], dtype=np.int64)
+        flags = allow.tolist()  # the callback runs per visited node: list lookups are cheapest
+        try:
+            labels, _ = self.index.knn_query(data, k=k, filter=lambda row: flags[row])
+        except RuntimeError:  # hnswlib: fewer than k allowed rows reached
+            return None
         return np.asarray(labels[0], dtype=np.int64)

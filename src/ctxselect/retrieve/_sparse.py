@@ -16,16 +16,15 @@ values in the same order, so it reproduces ``search``'s score bit for bit.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from array import array
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
+from ctxselect.retrieve._corpus import csc_postings, word_pass_of
 from ctxselect.retrieve.analyze import Analyzer
+from ctxselect.retrieve.filters import RowMask, keep_rows, mask_scores
 from ctxselect.types import Explanation, Hit, Rows, TermExplanation
 
 ARRAY_NAMES = ("vocab", "indptr", "rows", "tfs", "lengths", "weights")
@@ -56,43 +55,15 @@ def index_corpus(texts: Sequence[str], analyzer: Analyzer) -> Postings:
     """Analyze every text once and return its postings, sorted by term then row.
 
     Each distinct word is mapped to a term once (stemming the whole vocabulary in one
-    call, as bm25s does); the vocabulary is sorted so term ids are reproducible.
+    call, as bm25s does); the vocabulary is sorted so term ids are reproducible. Texts
+    with a ``memo`` dict (``ctxselect.index.writer.SharedTexts``) let modes whose words
+    derive from the same base words share one pass (see ``ctxselect.retrieve._corpus``).
     """
-    n = len(texts)
-    word_ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    get_id = word_ids.__getitem__
-    tokens = array("i")  # C ints: a quarter of a list of int objects' memory
-    counts = array("i")
-    for text in texts:
-        before = len(tokens)
-        tokens.extend(map(get_id, analyzer.words(text)))
-        counts.append(len(tokens) - before)
-    words = list(word_ids)
-    terms = analyzer.map_words(words)
-    vocab = sorted({t for t in terms if t is not None})
-    term_id = {t: i for i, t in enumerate(vocab)}
-    word_terms = {w: (-1 if t is None else term_id[t]) for w, t in zip(words, terms, strict=True)}
-    to_term = np.fromiter(word_terms.values(), dtype=np.int64, count=len(words))
-    token_terms = to_term[np.frombuffer(tokens, dtype=np.intc)]
-    del tokens
-    token_rows = np.repeat(np.arange(n, dtype=np.int64), np.frombuffer(counts, dtype=np.intc))
-    keep = token_terms >= 0
-    token_rows = token_rows[keep]
-    lengths = np.bincount(token_rows, minlength=n).astype(np.int32)
-    stride = max(n, 1)
-    keys = token_terms[keep]
-    del token_terms, keep
-    keys *= stride
-    keys += token_rows
-    del token_rows
-    keys, tfs = np.unique(keys, return_counts=True)
-    post_terms = keys // stride
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(post_terms, minlength=len(vocab)), out=indptr[1:])
-    rows = (keys - post_terms * stride).astype(np.int32)
-    if len(word_terms) > _MAX_WORD_CACHE:
-        word_terms = {}
-    return Postings(vocab, indptr, rows, narrow_counts(tfs), lengths, word_terms)
+    built = csc_postings(word_pass_of(texts, analyzer), analyzer, len(texts))
+    word_terms = built.word_terms if len(built.word_terms) <= _MAX_WORD_CACHE else {}
+    return Postings(
+        built.vocab, built.indptr, built.rows, narrow_counts(built.tfs), built.lengths, word_terms
+    )
 
 
 def narrow_counts(tfs: np.ndarray) -> np.ndarray:
@@ -286,8 +257,11 @@ class SparseRetriever:
 
     # -- search ------------------------------------------------------------------------
 
-    def _ranked(self, terms: QueryTerms, k: int) -> tuple[list[int], list[float]]:
-        """Score the rows for one analyzed query and return the best ``k``."""
+    def _ranked(
+        self, terms: QueryTerms, k: int, mask: RowMask | None = None
+    ) -> tuple[list[int], list[float]]:
+        """Score the rows for one analyzed query and return the best ``k`` (of the rows
+        ``mask`` allows)."""
         tids, mults = terms
         ip, rows, weights = self._ip, self._rows, self._weights
         if len(tids) == 1:
@@ -295,7 +269,9 @@ class SparseRetriever:
             values: np.ndarray = weights[s:e]
             if mults is not None:
                 values = values.astype(np.float64) * mults[0]
-            return top_slice(rows[s:e], values, k)
+            if mask is not None:
+                mask.check(self._n)
+            return top_slice(*keep_rows(rows[s:e], values, mask), k)
         row_parts = []
         w_parts: list[np.ndarray] = []
         for j, t in enumerate(tids):
@@ -305,20 +281,25 @@ class SparseRetriever:
                 weights[s:e] if mults is None else weights[s:e].astype(np.float64) * mults[j]
             )
         scores = np.bincount(np.concatenate(row_parts), np.concatenate(w_parts), minlength=self._n)
-        return top_dense(scores, k)
+        return top_dense(mask_scores(scores, mask), k)
 
-    def ranked(self, query: str, k: int) -> tuple[list[int], list[float]]:
+    def ranked(
+        self, query: str, k: int, mask: RowMask | None = None
+    ) -> tuple[list[int], list[float]]:
         """Return the rows and scores :meth:`search` ranks, without making Hits."""
         check_k(k)
         terms = self._query(query)
-        return self._ranked(terms, k) if terms[0] else ([], [])
+        return self._ranked(terms, k, mask) if terms[0] else ([], [])
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
-        rows, scores = self.ranked(query, k)
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id; only
+        rows ``mask`` allows (default: all)."""
+        rows, scores = self.ranked(query, k, mask)
         return list(map(self._hit, rows, range(1, len(rows) + 1), scores))
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}``, the same as :meth:`search` on each query.
 
         A plain loop over the single-query path: a batched (queries x chunks) ``bincount``
@@ -329,7 +310,7 @@ class SparseRetriever:
         out: dict[str, list[Hit]] = {}
         for qid, query in queries.items():
             terms = self._query(query)
-            rows, scores = self._ranked(terms, k) if terms[0] else ([], [])
+            rows, scores = self._ranked(terms, k, mask) if terms[0] else ([], [])
             out[qid] = list(map(hit, rows, range(1, len(rows) + 1), scores))
         return out
 

@@ -37,7 +37,12 @@ _MAX_STEMS = 1_000_000
 
 
 class Analyzer(Protocol):
-    """Splits text into words and maps words to index terms."""
+    """Splits text into words and maps words to index terms.
+
+    An analyzer may also have ``base_split``: a function such that its words of a text are
+    ``base_split(w)`` for each lowercase word ``w`` of the text (``BM25_TOKEN_PATTERN``), in order;
+    a build then shares one pass over the texts between such analyzers.
+    """
 
     def words(self, text: str) -> list[str]:
         """Return the lowercase words of ``text``, in order."""
@@ -64,6 +69,11 @@ def identifier_parts(token: str) -> list[str]:
     if not parts or parts == [low]:
         return [low]
     return [low, *parts]
+
+
+def same_word(word: str) -> list[str]:
+    """The ``base_split`` of an analyzer whose words are the base words themselves."""
+    return [word]
 
 
 class _Expansions(dict[str, list[str]]):
@@ -99,6 +109,8 @@ class BM25Analyzer:
             self._stem_words = Stemmer.Stemmer("english").stemWords
         self._stems: dict[str, str] = {}
         self._lock = threading.Lock()
+        # words are the base words themselves (identifiers: another regex, no sharing)
+        self.base_split: Callable[[str], list[str]] | None = None if identifiers else same_word
 
     def words(self, text: str) -> list[str]:
         """Return the lowercase ``\\w\\w+`` tokens of ``text`` (identifiers: and parts)."""
@@ -162,6 +174,8 @@ class TfidfAnalyzer:
 
     def __init__(self) -> None:
         self._findall: Callable[[str], list[str]] = re.compile(TFIDF_TOKEN_PATTERN).findall
+        # a run of ASCII letters lies inside one base (``\w\w+``) word: split those
+        self.base_split: Callable[[str], list[str]] = self._findall
 
     def words(self, text: str) -> list[str]:
         """Return the lowercase runs of three or more letters of ``text``."""

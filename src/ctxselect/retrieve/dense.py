@@ -28,6 +28,7 @@ import numpy as np
 from ctxselect.config import DEFAULT_ANN_THRESHOLD
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.retrieve._ann import HnswIndex
+from ctxselect.retrieve.filters import NARROW, RowMask
 from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
 REBUILD = "ctxselect index PATH... --index INDEX --embedder NAME"
@@ -281,13 +282,20 @@ class DenseRetriever:
         """Return the cosine of every row with ``query_vector``; -inf for rows not embedded."""
         return self.vectors @ np.asarray(query_vector, dtype=np.float32) + self._mask
 
-    def ranked(self, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Return the best ``k`` rows and their cosines for one embedded query."""
+    def ranked(
+        self, query_vector: np.ndarray, k: int, mask: RowMask | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return the best ``k`` rows and their cosines for one embedded query (of the
+        rows ``mask`` allows: through the graph when many are, else exactly)."""
         if not np.any(query_vector):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.asarray(query_vector, dtype=np.float32)
-        if self.ann is not None and k < self.ann.size:
-            rows = self.ann.candidates(query, min(k + ANN_SLACK, self.ann.size))
+        if mask is not None:
+            mask.check(len(self.embedded))
+            rows = self._masked_candidates(query, k, mask)
+        elif self.ann is not None and k < self.ann.size:
+            found = self.ann.candidates(query, min(k + ANN_SLACK, self.ann.size))
+            rows = found if found is not None else candidates(self.scores(query), k)
             if self._tail is not None:  # rows added since the graph: exact
                 tail = self._tail @ query + self._mask[self.ann_rows :]
                 rows = np.concatenate([rows, candidates(tail, k) + self.ann_rows])
@@ -297,18 +305,37 @@ class DenseRetriever:
         order = best_first(rows, values, self.tie_ids)[:k]
         return rows[order], values[order]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` chunks closest to ``query``: best first, ties by chunk_id."""
-        return self.search_many({"": query}, k)[""]
+    def _masked_candidates(self, query: np.ndarray, k: int, mask: RowMask) -> np.ndarray:
+        """Candidate rows among those ``mask`` allows: the graph walks allowed rows when
+        they are many; a narrow filter (or a graph that finds too few) scores every
+        allowed row exactly, so a filtered search never returns fewer hits than exist."""
+        allowed = mask.rows[self.embedded[mask.rows]]
+        if self.ann is not None and mask.share >= NARROW and k + ANN_SLACK < len(allowed):
+            found = self.ann.candidates(query, k + ANN_SLACK, mask.allow)
+            if found is not None and len(found) >= min(k, int((allowed < self.ann_rows).sum())):
+                if self._tail is None:
+                    return found
+                tail = allowed[allowed >= self.ann_rows]
+                values = exact_scores(self.vectors, tail, query)
+                return np.concatenate([found, tail[candidates(values, k)]])
+        values = exact_scores(self.vectors, allowed, query)
+        return allowed[candidates(values, k)]
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` chunks closest to ``query``: best first, ties by chunk_id; only
+        rows ``mask`` allows (default: all)."""
+        return self.search_many({"": query}, k, mask=mask)[""]
+
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}``; the queries are embedded in one batch."""
         check_k(k)
         qids = list(queries)
         vectors = self.embed_queries([queries[q] for q in qids])
         out: dict[str, list[Hit]] = {}
         for qid, vector in zip(qids, vectors, strict=True):
-            rows, values = self.ranked(vector, k)
+            rows, values = self.ranked(vector, k, mask)
             out[qid] = [
                 self.table.hit(int(r), rank, float(v))
                 for rank, (r, v) in enumerate(zip(rows, values, strict=True), 1)

@@ -22,6 +22,7 @@ from ctxselect.retrieve.dense import (
     check_k,
     exact_scores,
 )
+from ctxselect.retrieve.filters import RowMask, search_masked
 from ctxselect.retrieve.fuse import FUSIONS, NORMS, Pool, fuse_pool, pool
 from ctxselect.types import ChunkTable, Explanation, Hit
 
@@ -139,22 +140,25 @@ class HybridRetriever:
 
     # -- search ----------------------------------------------------------------------
 
-    def pools(self, queries: Mapping[str, str], depth: int) -> dict[str, Pool]:
+    def pools(
+        self, queries: Mapping[str, str], depth: int, mask: RowMask | None = None
+    ) -> dict[str, Pool]:
         """Return each query's pool: both sides' top ``depth`` chunks, scored on both sides.
 
         Dense scores of every pooled chunk are exact (one dot product each). The keyword
         side is searched ``KEYWORD_LOOKUP`` chunks deep, so the keyword scores of chunks
         only the dense side found are known too; a chunk deeper still gets the last
         score found (0 when the keyword list ran out: the chunk shares no term with the
-        query). Tuning fuses these pools many times.
+        query). Tuning fuses these pools many times. With ``mask``, both sides rank only
+        the rows it allows, so the pool (and the fusion) holds allowed chunks only.
         """
         check_k(depth)
         lookup = max(depth, KEYWORD_LOOKUP)
         vectors = self.dense.embed_queries([queries[q] for q in queries])
         out: dict[str, Pool] = {}
         for qid, vector in zip(queries, vectors, strict=True):
-            rows, values = self.dense.ranked(vector, depth)
-            ranked = self._keyword_ranked(queries[qid], lookup)
+            rows, values = self.dense.ranked(vector, depth, mask)
+            ranked = self._keyword_ranked(queries[qid], lookup, mask)
             floor = ranked[-1][1] if len(ranked) == lookup else 0.0
             out[qid] = pool(
                 ranked,
@@ -165,15 +169,22 @@ class HybridRetriever:
             )
         return out
 
-    def _keyword_ranked(self, query: str, k: int) -> list[tuple[int, float]]:
+    def _keyword_ranked(
+        self, query: str, k: int, mask: RowMask | None = None
+    ) -> list[tuple[int, float]]:
         """The keyword side's ``(row, score)`` list; rows and scores alone where the
         retriever gives them (making thousands of Hits per query costs milliseconds)."""
         ranked = getattr(self.keyword, "ranked", None)
         if ranked is not None:
-            rows, scores = ranked(query, k)
+            rows, scores = ranked(query, k) if mask is None else ranked(query, k, mask)
             return list(zip(rows, scores, strict=True))
         row_of = self.table.row_of
-        return [(row_of[h.chunk_id], h.score) for h in self.keyword.search(query, k)]
+        hits = (
+            self.keyword.search(query, k)
+            if mask is None
+            else search_masked(self.keyword, query, k, mask)
+        )
+        return [(row_of[h.chunk_id], h.score) for h in hits]
 
     def fuse_pool(self, items: Pool, k: int, spec: FuseSpec | None = None) -> list[Hit]:
         """Fuse one query's pool with ``spec`` (default: this retriever's) into hits."""
@@ -183,18 +194,21 @@ class HybridRetriever:
             fused = sorted(fused, key=lambda rs: (-rs[1], ids[rs[0]]))[:k]
         return [self.table.hit(row, rank, score) for rank, (row, score) in enumerate(fused, 1)]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query`` after fusion: best first, ties by chunk_id."""
-        return self.search_many({"": query}, k)[""]
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query`` after fusion: best first, ties by
+        chunk_id; only rows ``mask`` allows (default: all)."""
+        return self.search_many({"": query}, k, mask=mask)[""]
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}``; the dense side embeds all queries in one batch.
 
         At most ``2 * spec.depth`` chunks are ranked (the pool), so ``k`` above that
         returns fewer hits.
         """
         check_k(k)
-        found = self.pools(queries, self.spec.depth)
+        found = self.pools(queries, self.spec.depth, mask)
         return {qid: self.fuse_pool(found[qid], k) for qid in queries}
 
     def explain(self, query: str, chunk_id: str) -> Explanation:

@@ -34,6 +34,7 @@ from ctxselect.retrieve._sparse import (
     explain_terms,
 )
 from ctxselect.retrieve.base import Retriever, RetrieverClass
+from ctxselect.retrieve.filters import RowMask, mask_scores
 from ctxselect.types import Explanation, Hit, Rows, Segments, TermExplanation
 
 _CACHE_POSTINGS = 8_000_000  # live weights kept per generation: 32 MB of float32 at most
@@ -299,7 +300,7 @@ class SegmentedRetriever:
         return [(r, w.astype(np.float64) * m) for r, w in parts]  # as the base path does
 
     def _ranked(
-        self, tids: list[int], mults: list[float] | None, k: int
+        self, tids: list[int], mults: list[float] | None, k: int, mask: RowMask | None = None
     ) -> tuple[list[int], list[float]]:
         ms: list[float | None] = list(mults) if mults is not None else [None] * len(tids)
         parts = [p for tid, m in zip(tids, ms, strict=True) for p in self._parts(tid, m)]
@@ -310,7 +311,7 @@ class SegmentedRetriever:
         scores = np.bincount(rows, weights, minlength=self._n)
         if len(self._dead):
             scores[self._dead] = 0.0
-        return self._top(scores, k)
+        return self._top(mask_scores(scores, mask), k)
 
     def _top(self, scores: np.ndarray, k: int) -> tuple[list[int], list[float]]:
         """The best ``k`` positive rows, ties broken on chunk_id across segments."""
@@ -329,20 +330,25 @@ class SegmentedRetriever:
         )[:k]
         return [r for _, r in ranked], [v for v, _ in ranked]
 
-    def ranked(self, query: str, k: int) -> tuple[list[int], list[float]]:
+    def ranked(
+        self, query: str, k: int, mask: RowMask | None = None
+    ) -> tuple[list[int], list[float]]:
         """Return the rows and scores :meth:`search` ranks, without making Hits."""
         check_k(k)
         tids, mults = self._query(query)
-        return self._ranked(tids, mults, k) if tids else ([], [])
+        return self._ranked(tids, mults, k, mask) if tids else ([], [])
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id."""
-        rows, scores = self.ranked(query, k)
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``: best first, ties by chunk_id; only
+        rows ``mask`` allows (default: all)."""
+        rows, scores = self.ranked(query, k, mask)
         return list(map(self.table.hit, rows, range(1, len(rows) + 1), scores))
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}``, the same as :meth:`search` on each query."""
-        return {qid: self.search(query, k) for qid, query in queries.items()}
+        return {qid: self.search(query, k, mask=mask) for qid, query in queries.items()}
 
     # -- explanation -------------------------------------------------------------------
 

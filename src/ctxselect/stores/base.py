@@ -166,6 +166,15 @@ class Store(Protocol):
         """Return one document or raise NotFoundError."""
         ...
 
+    def document_fields(self, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Return the metadata ``--where`` filters on of each stored one of ``doc_ids``:
+        ``kind``, ``path``, ``title`` and its user fields (all values strings)."""
+        ...
+
+    def field_keys(self) -> list[str]:
+        """Return every metadata key the index stores (built-in ones first)."""
+        ...
+
     def span_text(self, doc_id: str, start: int, end: int) -> str:
         """Return ``document.text[start:end]`` (NotFoundError for an unknown document)."""
         ...

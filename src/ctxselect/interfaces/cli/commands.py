@@ -31,6 +31,7 @@ from ctxselect.interfaces.cli.main import (
     choices,
     cli,
     emit_json,
+    filter_options,
     index_option,
     json_option,
     mode_option,
@@ -170,6 +171,14 @@ def chunk_spec(
     help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
     f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
 )
+@click.option(
+    "--embed-long",
+    type=click.Choice(modes.EMBED_LONG),
+    default=None,
+    help="How the embedder (--embedder, or the index's own) embeds a chunk longer than its "
+    "model reads (minilm: 256 word pieces): truncate (only its start; the default) or "
+    "windows (whole, as pooled windows; more embedding work). A change re-embeds the index.",
+)
 @follow_symlinks_option
 @click.option(
     "--workers",
@@ -220,6 +229,7 @@ def index(
     max_bytes: int,
     embedder: str | None,
     ann_threshold: int | None,
+    embed_long: str | None,
     follow_symlinks: bool,
     workers: int,
     executor: str,
@@ -251,6 +261,7 @@ def index(
         max_bytes=max_bytes,
         embedder=embedder,
         ann_threshold=ann_threshold,
+        embed_long=embed_long,
         follow_symlinks=follow_symlinks,
         workers=workers,
         executor=executor,
@@ -283,6 +294,7 @@ def index(
 @mode_option
 @mmr_option
 @rerank_option
+@filter_options
 @index_option
 @json_option
 def search(
@@ -291,18 +303,26 @@ def search(
     mode: str | None,
     mmr: float | None,
     rerank_model: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    where: tuple[str, ...],
     index: str | None,
     as_json: bool,
 ) -> None:
     """Rank chunks for QUERY and print the K best.
 
     With --mmr or --rerank-model the K chunks are reordered as `select` reorders its
-    candidates.
+    candidates. --include, --exclude and --where filter inside the ranking (K matching
+    chunks come back when K score); an empty result says on stderr which filter did it.
     """
+    filters = {"include": include, "exclude": exclude, "where": where}
     with api.open_index(index) as idx:
-        hits = idx.rank(query, k, mode, mmr=mmr, rerank_model=rerank_model)
+        hits = idx.rank(query, k, mode, mmr=mmr, rerank_model=rerank_model, **filters)
         lines = [] if as_json else line_ranges(idx, [(h.doc_id, h.start, h.end) for h in hits])
+        note = "" if hits else idx.filter_note(**filters)
     emit_json(hits) if as_json else click.echo(render.hits(hits, lines))
+    if note:
+        click.echo(f"no hits: {note}", err=True)
 
 
 @cli.command()
@@ -337,6 +357,7 @@ def search(
     help="Where to stop: auto (the threshold `tune` stored, else the largest score gap, "
     "uncalibrated), none (fill the budget), or a P(relevant) threshold from 0 to 1.",
 )
+@filter_options
 @index_option
 @json_option
 def select(
@@ -350,6 +371,9 @@ def select(
     promote: bool,
     rerank_model: str | None,
     stop: str | float,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    where: tuple[str, ...],
     index: str | None,
     as_json: bool,
 ) -> None:
@@ -370,6 +394,9 @@ def select(
             promote=promote,
             rerank_model=rerank_model,
             stop=stop,
+            include=include,
+            exclude=exclude,
+            where=where,
         )
         context = idx.render(selection, fmt)
         spans = [(c.doc_id, c.start, c.end) for c in selection.chunks]

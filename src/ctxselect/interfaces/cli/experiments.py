@@ -16,7 +16,14 @@ from ctxselect.interfaces.cli.commands import (
     chunk_spec,
     embedder_choices,
 )
-from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
+from ctxselect.interfaces.cli.main import (
+    choices,
+    cli,
+    emit_json,
+    filter_options,
+    json_option,
+    progress_enabled,
+)
 from ctxselect.interfaces.cli.numbers import number, number_list
 
 budget_list = number_list(config.BUDGET)
@@ -98,6 +105,7 @@ def in_memory_embedder_help(what: str) -> str:
     is_flag=True,
     help="Stop with the index's stored calibration instead (it may have seen these labels).",
 )
+@filter_options
 @chunk_options
 @json_option
 def eval_cmd(
@@ -118,6 +126,9 @@ def eval_cmd(
     per_query: str | None,
     stop: str | float,
     stored_calibration: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    where: tuple[str, ...],
     chunker: str | None,
     size: int | None,
     overlap: int | None,
@@ -131,7 +142,8 @@ def eval_cmd(
     relevant-tokens@Bt, tokens_used@Bt (mean tokens sent) and chunks@Bt. With --stop
     auto or P, selections stop early as `select --stop` does; P(relevant) is fitted out
     of sample (each query scored by a model fitted on the other folds' queries), never
-    on the queries it scores, unless --stored-calibration.
+    on the queries it scores, unless --stored-calibration. --include, --exclude and
+    --where restrict every ranking as in `search` (judgments are not filtered).
     """
     result = evaluate.evaluate_corpus(
         corpus,
@@ -153,6 +165,9 @@ def eval_cmd(
         embedder=embedder,
         stop=stop,
         stored_calibration=stored_calibration,
+        include=include,
+        exclude=exclude,
+        where=where,
     )
     emit_json(result) if as_json else click.echo(render.eval_result(result))
 

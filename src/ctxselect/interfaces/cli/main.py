@@ -85,6 +85,51 @@ def mode_option(func: F) -> F:
     )(func)
 
 
+def _check_filter(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    """Refuse an invalid glob or a --where without '=' as a usage error (one line)."""
+    from ctxselect.api.filters import make_filter
+
+    try:
+        make_filter(**{str(param.name): value})
+    except CtxselectError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
+def filter_options(func: F) -> F:
+    """Add ``--include GLOB``, ``--exclude GLOB`` and ``--where KEY=VALUE`` (repeatable):
+    filters applied inside retrieval, as grep's globs and the MCP tools' arguments."""
+    options = [
+        click.option(
+            "--where",
+            multiple=True,
+            metavar="KEY=VALUE",
+            callback=_check_filter,
+            help="Rank only documents whose metadata KEY equals VALUE: kind, language, "
+            "path, title or a user field (BEIR metadata, Markdown front matter). "
+            "Repeatable: the same KEY twice means either value, different KEYs all must hold.",
+        ),
+        click.option(
+            "--exclude",
+            multiple=True,
+            metavar="GLOB",
+            callback=_check_filter,
+            help="Leave out documents whose id matches a GLOB (gitignore syntax). Repeatable.",
+        ),
+        click.option(
+            "--include",
+            multiple=True,
+            metavar="GLOB",
+            callback=_check_filter,
+            help="Rank only documents whose id matches a GLOB (gitignore syntax: '*.py' at "
+            "any depth, 'docs/' a folder, '/src/*.py' anchored). Repeatable.",
+        ),
+    ]
+    for option in options:
+        func = option(func)
+    return func
+
+
 def check_budget(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
     """Refuse a budget below the minimum as a usage error, with the MCP server's message."""
     from ctxselect.agent import check_budget as check  # the one bound both front ends use

@@ -168,6 +168,7 @@ def info(data: IndexInfo) -> str:
         ("created", data.created),
         ("updated", data.updated),
         ("schema version", data.schema_version),
+        ("where keys", ", ".join(data.fields)),
     ]
     dense = ("embedder", "fusion", "tuning")
     rows.extend((key, value) for key, value in data.settings.items() if key not in dense)
@@ -280,6 +281,8 @@ def eval_result(result: EvalResult) -> str:
         f"{result.level} level, run {result.depth} deep"
         + (f", embedder {result.embedder}" if result.embedder else ""),
     ]
+    if result.filter:
+        lines.append(f"filter: {result.filter}")
     if result.budgets:
         lines.append(
             f"budgets: {', '.join(map(str, result.budgets))} tokens ({result.packer} packer, "

@@ -1,4 +1,4 @@
-"""Upgrade an older index in place to the current schema (3): one path for every version.
+"""Upgrade an older index in place to the current schema (4): one path for every version.
 
 - Schema 1 stored each mode's arrays as BLOBs over the chunks in chunk_id order, which is
   exactly a compacted base segment: they move to a base file, and chunks keep their
@@ -7,8 +7,12 @@
   Schema 3 stores NULL for a chunk that is its document's span and reads it back from the
   document (``texts``).
 
-Both rewrite the chunk table once, in one transaction: the copy keeps a text only where it
-is not exactly its document's span, as SQLite slices it. The chunk checksum is then
+- Schema 3 had no ``doc_fields`` table (user metadata ``--where`` filters on): schema 4
+  adds it, empty, and changes nothing else; documents indexed before have no user fields
+  until they are indexed again (their ``kind``, ``path`` and ``title`` filter as before).
+
+Schemas 1 and 2 rewrite the chunk table once, in one transaction: the copy keeps a text
+only where it is not exactly its document's span, as SQLite slices it. The chunk checksum is then
 recomputed over the texts as read and must equal the one the old index stored, so an
 upgrade that would change any text a search shows is refused and rolled back. Searches
 return the same hits, scores and texts before and after. The space freed is returned to
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ctxselect.errors import IndexMismatchError
-from ctxselect.stores.embedded import files, integrity
+from ctxselect.stores.embedded import fields, files, integrity
 
 if TYPE_CHECKING:
     from ctxselect.stores.embedded.sqlite import SQLiteStore
@@ -62,7 +66,7 @@ def _v1_arrays(conn: sqlite3.Connection) -> dict[str, dict[str, np.ndarray]]:
 
 
 def upgrade(store: SQLiteStore, version: int) -> None:
-    """Rewrite ``store`` (schema ``version``: 1 or 2) as the current schema; the caller
+    """Rewrite ``store`` (schema ``version``: 1, 2 or 3) as the current schema; the caller
     holds the writer lock.
 
     Raises:
@@ -72,6 +76,9 @@ def upgrade(store: SQLiteStore, version: int) -> None:
             checksum); nothing was changed.
     """
     conn = store._conn
+    if version == 3:
+        _add_fields(store)
+        return
     base = None
     try:
         manifest = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM manifest")}
@@ -150,6 +157,29 @@ def _rewrite_chunks(conn: sqlite3.Connection, id_column: str) -> None:
     for statement in SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
+
+
+def _add_fields(store: SQLiteStore) -> None:
+    """Schema 3 -> 4: add the (empty) user fields table; nothing else changes."""
+    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
+
+    conn = store._conn
+    try:
+        with store.transaction():
+            conn.execute(fields.TABLE)
+            keys = {"schema_version": SCHEMA_VERSION}
+            if (
+                conn.execute("SELECT 1 FROM manifest WHERE key = 'migrated_from'").fetchone()
+                is None
+            ):
+                keys["migrated_from"] = 3
+            conn.executemany(
+                "INSERT OR REPLACE INTO manifest VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in keys.items()],
+            )
+            integrity.seal(conn)
+    except sqlite3.DatabaseError as exc:
+        raise _cannot(store, 3, exc) from exc
 
 
 def _reclaim(conn: sqlite3.Connection) -> None:

@@ -31,7 +31,7 @@ from ctxselect.errors import (
     NotFoundError,
 )
 from ctxselect.stores.base import Snapshot
-from ctxselect.stores.embedded import disk, files, integrity, opening, reads, texts
+from ctxselect.stores.embedded import disk, fields, files, integrity, opening, reads, texts
 from ctxselect.stores.embedded.lock import WriterLock
 from ctxselect.stores.embedded.rows import LazyRows, eager_table
 from ctxselect.stores.embedded.vectors import TABLE as VECTORS_TABLE
@@ -39,7 +39,7 @@ from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 from ctxselect.stores.embedded.writes import Writes, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FILE_NAME = "index.sqlite"
 # WAL + FULL: a commit is durable when COMMIT returns, power loss included (with NORMAL
 # the last commits may roll back, and a base file deleted after them would be lost).
@@ -67,6 +67,8 @@ CREATE TABLE IF NOT EXISTS dead_terms (
     PRIMARY KEY (mode, term)) WITHOUT ROWID;
 """
     + VECTORS_TABLE
+    + ";"
+    + fields.TABLE
     + ";"
 )
 
@@ -195,10 +197,11 @@ class SQLiteStore(Writes):
                 return
         except _UNREADABLE as exc:
             raise self.corrupt(exc) from exc
-        if version == 2 and self.readonly:  # cannot be upgraded here, and need not be:
-            self.schema_version = 2  # schema 3 only lets chunks.text be NULL
+        if version in (2, 3) and self.readonly:  # cannot be upgraded here, and need not be:
+            # schema 3 only lets chunks.text be NULL, 4 only adds user fields (none here)
+            self.schema_version = version
             return
-        if version in (1, 2):
+        if version in (1, 2, 3):
             from ctxselect.stores.embedded.migrate import upgrade
 
             with WriterLock(self.folder, wait=wait):
@@ -370,6 +373,19 @@ class SQLiteStore(Writes):
                 f"relative to the indexed root (see `ctxselect search`)"
             )
         return Document(*row)
+
+    @_reading
+    def document_fields(self, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Return the metadata ``--where`` filters on of each stored one of ``doc_ids``:
+        ``kind``, ``path``, ``title`` and its user fields."""
+        with self._lock:
+            return fields.read(self._conn, doc_ids)
+
+    @_reading
+    def field_keys(self) -> list[str]:
+        """Return every metadata key the index stores (built-in ones first)."""
+        with self._lock:
+            return fields.keys(self._conn)
 
     @_reading
     def span_text(self, doc_id: str, start: int, end: int) -> str:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.base import ModeArrays
-from ctxselect.stores.embedded import disk, files, integrity, pages, texts
+from ctxselect.stores.embedded import disk, fields, files, integrity, pages, texts
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]  # commits made by this process: open indexes compare it to reload at once
@@ -275,13 +275,18 @@ class Writes:
             dead = [r for p in _parts(doomed) for r in conn.execute(sql.format(_marks(p)), p)]
             conn.executemany("INSERT INTO dead_rows VALUES (?)", [(i,) for i, _ in dead])
             conn.executemany("DELETE FROM chunks WHERE doc_id = ?", [(d,) for d in doomed])
-        gone_docs = sum(
-            conn.execute("DELETE FROM documents WHERE doc_id = ?", (d,)).rowcount for d in doomed
-        )
+        # one executemany (rowcount adds up its deletions): a rebuild names every document
+        gone = conn.executemany("DELETE FROM documents WHERE doc_id = ?", [(d,) for d in doomed])
+        gone_docs = max(gone.rowcount, 0)
         conn.executemany(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)",
             [(d.doc_id, d.source, d.kind, d.title, d.content_hash, d.text) for d in documents],
         )
+        if rebuild:
+            conn.execute("DELETE FROM doc_fields")
+        else:
+            fields.delete(conn, doomed)
+        fields.write(conn, documents)
         # a chunk that is its document's span stores NULL, not a second copy (``texts``)
         stored = texts.stored_texts(chunks, {d.doc_id: d.text for d in documents})
         conn.executemany(

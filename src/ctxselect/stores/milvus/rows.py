@@ -64,6 +64,8 @@ def doc_rows(
         size = utf8(doc.text, doc.doc_id) + ROW_OVERHEAD
         info: dict[str, Any] = {"title": doc.title, "source": doc.source}
         info.update(content_hash=doc.content_hash, kind=doc.kind, bytes=size)
+        if doc.fields:  # what --where filters on besides kind, path and title
+            info["fields"] = dict(doc.fields)
         first = next(ids)
         for num, piece in enumerate(mc.text_pieces(doc.text)):
             rows.append(

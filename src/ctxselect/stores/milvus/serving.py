@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
 from ctxselect.stores.milvus.snapshots import LazyArrays
 from ctxselect.types import Explanation, Hit
+
+if TYPE_CHECKING:  # a filter's rows, for types only: the server ranks them
+    from ctxselect.retrieve.filters import RowMask
 
 SERVE_ENV = "CTXSELECT_MILVUS_SERVE"
 SERVABLE = ("bm25", "dense", "hybrid")
@@ -168,21 +171,35 @@ class _Searcher:
             )
         )
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best hits: best first, ties by chunk_id."""
-        return self.search_many({"": query}, k)[""]
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` best hits: best first, ties by chunk_id; only rows ``mask``
+        allows (default: all)."""
+        return self.search_many({"": query}, k, mask=mask)[""]
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
-        """Return ``{qid: hits}`` (one server search for all queries)."""
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
+        """Return ``{qid: hits}`` (one server search for all queries).
+
+        ``mask`` (a filter's rows) becomes part of the server's filter expression, so
+        the server ranks allowed rows only; a mask of more than ``_NOT_IN_MAX`` rows
+        would make that expression too long, so the search goes deeper until ``k``
+        allowed hits are found or the ranking runs out.
+        """
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ConfigError(f"k (number of hits) must be a whole number >= 1, got {k!r}")
         qids = [q for q in queries if queries[q].strip()]
         out: dict[str, list[Hit]] = {q: [] for q in queries}
-        if not qids:
+        if not qids or (mask is not None and not len(mask.rows)):
             return out
+        expr = self._filter
+        if mask is not None and len(mask.rows) > _NOT_IN_MAX:
+            return {q: self._deepened(queries[q], int(k), mask) if q in qids else [] for q in out}
+        if mask is not None:
+            expr += f" and id in {mc.ints(np.asarray(self.snapshot.rowids)[mask.rows])}"
         extra = len(self._dead) if len(self._dead) > _NOT_IN_MAX else 0
         limit = self.limit(int(k) + extra)
-        found = self._search(self.queries([queries[q] for q in qids]), limit, self._filter)
+        found = self._search(self.queries([queries[q] for q in qids]), limit, expr)
         dead = set(self._dead) if extra else set()
         for qid, hits in zip(qids, found, strict=True):
             scored = [
@@ -193,6 +210,16 @@ class _Searcher:
             scored.sort(key=lambda found: (-found[0], found[1]))
             out[qid] = self._hits(scored[:k])
         return out
+
+    def _deepened(self, query: str, k: int, mask: RowMask) -> list[Hit]:
+        """The ``k`` best allowed hits of a search made deeper until it finds them."""
+        row_of, depth = self.table.row_of, k
+        while True:
+            hits = self.search(query, depth)
+            kept = [h for h in hits if mask.allow[row_of[h.chunk_id]]]
+            if len(kept) >= k or len(hits) < depth or depth >= mc.QUERY_MAX:
+                return [dataclasses.replace(h, rank=i) for i, h in enumerate(kept[:k], 1)]
+            depth = min(mc.QUERY_MAX, depth * 4)
 
     def _fields(self) -> list[str]:
         """What a search returns of each hit: the whole chunk row when rows are read per

@@ -254,6 +254,18 @@ class MilvusStore(MilvusWrites):
         return {r["key"]: json.loads(r["info"])["content_hash"] for r in rows}
 
     @_calling
+    def document_fields(self, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Return ``kind``, ``path``, ``title`` and the user fields of each of ``doc_ids``."""
+        return _fields(self.doc_rows(self.generation(), doc_ids, parts=False))
+
+    @_calling
+    def field_keys(self) -> list[str]:
+        """Return every metadata key the index stores (built-in ones first)."""
+        found = _fields(self.doc_rows(self.generation(), None, parts=False))
+        user = sorted({k for f in found.values() for k in f} - set(_BUILTIN))
+        return [*_BUILTIN, *user]
+
+    @_calling
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
         """Return the chunks of ``doc_ids`` (any order)."""
         generation, wanted = self.generation(), set(doc_ids)
@@ -402,3 +414,19 @@ class MilvusStore(MilvusWrites):
         client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+_BUILTIN = ("kind", "path", "title")
+
+
+def _fields(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Metadata by doc id from document rows (the newest version of each; user fields
+    are kept in ``info`` since ``--where`` exists, so older documents have none)."""
+    out: dict[str, dict[str, str]] = {}
+    for row in sorted(rows, key=lambda r: int(r["ref"])):
+        info = json.loads(row["info"])
+        found = {"kind": info["kind"], "path": row["key"]}
+        if info["title"]:  # else a front matter title stands in
+            found["title"] = info["title"]
+        out[row["key"]] = {"title": "", **info.get("fields", {}), **found}
+    return out

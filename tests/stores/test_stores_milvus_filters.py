@@ -1,0 +1,52 @@
+"""Filters on a Milvus index: served modes rank allowed rows on the server; fields stored.
+
+The same corpus indexed in a folder and in Milvus: filtered searches return the folder's
+documents (bm25 served: Milvus's analysis can order them differently, so sets are
+compared), ``where`` reads the user fields the Milvus store keeps with each document, and
+a narrow filter reaches chunks far below the unfiltered top k.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from milvus_settings import served_bm25
+from store_kinds import milvus_uri
+
+import ctxselect as cs
+from _support.filter_corpus import QUERY, write_corpus
+from ctxselect.errors import ConfigError
+from ctxselect.stores import ServingStore
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: Any) -> Any:
+    return write_corpus(tmp_path_factory.mktemp("milvus-filters") / "corpus")
+
+
+def test_served_and_client_side_searches_filter_inside_retrieval(
+    milvus_server: Any, tmp_path: Any, corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = milvus_uri(tmp_path, milvus_server)
+    cs.index_paths([corpus], uri, bm25=served_bm25())
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.store, ServingStore)
+        assert "bm25" in idx.store.served_modes(idx._snapshot())
+        top = idx.search(QUERY, 10)
+        assert not any(h.doc_id.startswith("howto/") for h in top)
+        hits = idx.search(QUERY, 10, include=["howto/"])
+        assert len(hits) == 10 and all(h.doc_id.startswith("howto/") for h in hits)
+        assert [h.rank for h in hits] == list(range(1, 11))
+        drafts = idx.search(QUERY, 10, where=["status=draft", "section=guide"])
+        assert sorted(h.doc_id for h in drafts) == [f"howto/h{i:02d}.md" for i in (0, 3, 6, 9)]
+        assert idx.info().fields == ("kind", "language", "path", "title", "section", "status")
+        assert idx.filter_note(exclude=["*"]) == "exclude '*' leaves none of the 75 documents"
+        with pytest.raises(ConfigError, match="where key 'venue' is not stored"):
+            idx.search(QUERY, where=["venue=x"])
+    monkeypatch.setenv("CTXSELECT_MILVUS_SERVE", "none")  # the client-side retrievers
+    with cs.open_index(uri) as local:
+        kept = local.search(QUERY, 10, include=["howto/"])
+        assert {h.doc_id for h in kept} == {h.doc_id for h in hits}
+        code = local.search(QUERY, 10, where=["language=python"])
+        assert [h.doc_id for h in code] == ["src/manage.py"]

@@ -1,0 +1,41 @@
+"""The cl100k encoding ctxselect loads: tiktoken's counts, without a second copy of the ranks."""
+
+from __future__ import annotations
+
+import pickle
+
+import tiktoken
+
+from ctxselect.tokens.bpe import CL100K_OFFLINE, TiktokenCounter, load_encoding
+
+TEXTS = [
+    "hello world",
+    "naïve café 日本語 <|endoftext|> <|fim_prefix|>",
+    "def f(x):\n    return x * 2\n",
+    "  leading and trailing   \n\n",
+    "x" * 5000,
+]
+
+
+def test_counts_equal_tiktokens_own_encoding() -> None:
+    ours = load_encoding(CL100K_OFFLINE)
+    reference = tiktoken.get_encoding(CL100K_OFFLINE)
+    assert ours is not reference  # tiktoken's cached object is left as it is
+    for text in TEXTS:
+        assert ours.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert TiktokenCounter().count_many(TEXTS) == [len(reference.encode_ordinary(t)) for t in TEXTS]
+    assert ours.decode(ours.encode_ordinary(TEXTS[1])) == TEXTS[1]
+
+
+def test_the_python_copy_of_the_ranks_is_dropped() -> None:
+    """The Rust core encodes; the 100k-entry dict tiktoken also keeps (~14 MB) is gone."""
+    ours = load_encoding(CL100K_OFFLINE)
+    assert len(ours._mergeable_ranks) == 0
+    assert ours.n_vocab == tiktoken.get_encoding(CL100K_OFFLINE).n_vocab
+
+
+def test_the_encoding_pickles_by_name() -> None:
+    ours = load_encoding(CL100K_OFFLINE)
+    again = pickle.loads(pickle.dumps(ours))
+    assert again is ours
+    assert again.encode_ordinary("hello world") == [15339, 1917]
