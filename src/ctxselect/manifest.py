@@ -14,7 +14,8 @@ Versions (``manifest_version``):
   optional), ``fusion`` and ``tuning``; then ``calibration``; then ``identifiers`` inside
   ``bm25``. Each may be absent; a ``bm25`` without ``identifiers`` was built without
   identifier parts (False), whatever ``BM25Params``'s default is now; then
-  ``chunk_layout`` (absent: the chunker's layout before it was recorded, ``""``).
+  ``chunk_layout`` (absent: the chunker's layout before it was recorded, ``""``); then
+  ``throughput`` (absent: no write has measured the embedder).
 - 2: the same keys, written by :meth:`Manifest.to_dict` with ``manifest_version``.
 
 Unknown keys: a top-level key this version does not interpret (the store's own
@@ -112,6 +113,9 @@ class Manifest:
         embedder: The embedder of the dense vectors (None: the index has none).
         fusion: How ``hybrid`` fuses, as ``tune`` stored it (None: plain RRF).
         tuning: What the last ``tune`` found (None: never tuned).
+        throughput: The embedder's speed in the last write that embedded chunks:
+            ``chunks``, ``seconds``, ``chunks_per_s``, ``model_id``, ``at`` (None: never
+            measured; a write that embeds nothing new keeps the previous figure).
         calibration: By mode, the P(relevant) calibration as ``budget.calibration`` writes
             it (read it with ``budget.calibration.calibrations``).
         created: When the index was first built (ISO 8601; empty: not yet).
@@ -132,6 +136,7 @@ class Manifest:
     embedder: EmbedderSpec | None = None
     fusion: FuseSpec | None = None
     tuning: dict[str, Any] | None = None
+    throughput: dict[str, Any] | None = None
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
     created: str = ""
     updated: str = ""
@@ -172,6 +177,7 @@ class Manifest:
             "embedder": self.embedder.to_dict() if self.embedder else None,
             "fusion": dataclasses.asdict(self.fusion) if self.fusion else None,
             "tuning": self.tuning,
+            "throughput": self.throughput,
             "calibration": {mode: dict(c) for mode, c in self.calibration.items()},
             "created": self.created,
             "updated": self.updated,
@@ -197,6 +203,7 @@ _KNOWN = {
     "roots",
     "default_mode",
     "tuning",
+    "throughput",
     "calibration",
     "created",
     "updated",
@@ -242,6 +249,7 @@ class _Reader:
             embedder=self.embedder(),
             fusion=self.spec("fusion", FuseSpec),
             tuning=self.mapping("tuning"),
+            throughput=self.mapping("throughput"),
             calibration=self.calibration(),
             created=self.text("created"),
             updated=self.text("updated"),

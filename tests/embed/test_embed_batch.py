@@ -137,3 +137,12 @@ def test_cached_queries_are_embedded_once_and_kept_apart_from_passages() -> None
     plain = CachedEmbedder(inner, cache)  # without cache_queries, queries are never kept
     plain.embed(["metastability"], query=True)
     assert inner.calls[-1] == ("metastability", True) and len(cache) == 3
+
+
+def test_the_bar_counts_chunks_per_second_with_an_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    texts = [f"text number {i}" for i in range(40)]
+    embed_texts(HashEmbedder(16), texts, batch_size=8, progress=True)
+    bar = capsys.readouterr().err
+    assert "embedding (hash)" in bar and "40/40" in bar
+    assert "chunk/s" in bar  # the rate, in chunks
+    assert "<00:00" in bar  # elapsed<remaining: the ETA

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -179,6 +180,20 @@ def dense_ops(
     def finish(raw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
         return _dense_segments.base_arrays(raw, model.model_id, threshold)
 
+    def measured() -> dict[str, Any]:
+        meter = model.meter
+        if not meter.texts:  # everything came from the cache: keep the last figure
+            return {}
+        return {
+            "throughput": {
+                "chunks": meter.texts,
+                "seconds": round(meter.seconds, 3),
+                "chunks_per_s": round(meter.rate(), 2),
+                "model_id": model.model_id,
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        }
+
     return ModeOps(
         analysis=f"dense:{model.model_id}",
         analyze=analyze,
@@ -186,6 +201,7 @@ def dense_ops(
         finish=finish,
         compact=_dense_segments.compact_vectors,
         merge=_dense_segments.merge_vectors,
+        measured=measured,
     )
 
 

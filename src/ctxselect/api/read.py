@@ -328,6 +328,9 @@ class Index(FilteredReader):
         if manifest.embedder is not None:  # how a chunk over the model's limit is embedded
             dense = manifest.embedder
             settings["embed_long"] = describe_long_policy(dense.name, dense.model_id)
+            measured = manifest.throughput  # the speed of the last write that embedded
+            if measured is not None and measured.get("model_id") == dense.model_id:
+                settings["throughput"] = measured
         drifting = [s.name for s in MODES if s.length_normalized and s.name in snap.segments]
         return IndexInfo(
             index=self.path,

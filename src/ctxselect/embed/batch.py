@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,24 @@ CHECKPOINT = 1024
 """Texts embedded between two writes to the cache (an interrupted run keeps its work)."""
 
 
+@dataclass(slots=True)
+class EmbedMeter:
+    """What the model itself embedded: texts sent to it and the seconds it took (cached
+    and blank texts are not counted), so a write can record the embedder's real speed.
+
+    Attributes:
+        texts: Texts the model embedded.
+        seconds: Wall time of those calls.
+    """
+
+    texts: int = 0
+    seconds: float = 0.0
+
+    def rate(self) -> float:
+        """Texts per second (0.0 before anything was embedded)."""
+        return self.texts / self.seconds if self.seconds > 0 else 0.0
+
+
 def embed_texts(
     embedder: Embedder,
     texts: Sequence[str],
@@ -25,6 +45,7 @@ def embed_texts(
     cache: VectorCache | None = None,
     batch_size: int = DEFAULT_EMBED_BATCH,
     progress: bool = False,
+    meter: EmbedMeter | None = None,
 ) -> np.ndarray:
     """Return one vector per text; blank texts get a zero row and never reach the model.
 
@@ -38,7 +59,8 @@ def embed_texts(
         query: The texts are search queries.
         cache: Vectors computed before (e.g. a ``MemoryVectorCache`` or an index's).
         batch_size: Texts handed to the embedder at once.
-        progress: Show a progress bar on stderr.
+        progress: Show a progress bar on stderr (chunks/s or queries/s, and an ETA).
+        meter: Adds the texts the model embedded and the seconds it took.
 
     Returns:
         float32 array of shape ``(len(texts), embedder.dim)``.
@@ -67,7 +89,9 @@ def embed_texts(
     from tqdm import tqdm
 
     label = f"embedding ({embedder.name})"
-    bar = tqdm(total=len(missing), desc=label, unit="text", file=sys.stderr, disable=not progress)
+    unit = "query" if query else "chunk"
+    bar = tqdm(total=len(missing), desc=label, unit=unit, file=sys.stderr, disable=not progress)
+    began = time.perf_counter()
     with bar:
         for start in range(0, len(missing), CHECKPOINT):
             keys = missing[start : start + CHECKPOINT]
@@ -76,6 +100,9 @@ def embed_texts(
                 out[rows_of[key]] = vector
             if cache is not None:
                 cache.put_many(embedder.model_id, dict(zip(keys, vectors, strict=True)))
+    if meter is not None:
+        meter.texts += len(missing)
+        meter.seconds += time.perf_counter() - began
     return out
 
 
@@ -123,6 +150,7 @@ class CachedEmbedder:
         self.name = embedder.name
         self.dim = embedder.dim
         self.model_id = embedder.model_id
+        self.meter = EmbedMeter()  # passages only: what the model embedded, and how fast
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """Embed ``texts`` through the cache (a progress bar only for passages)."""
@@ -135,6 +163,7 @@ class CachedEmbedder:
             cache=self.cache,
             batch_size=self.batch_size,
             progress=self.progress and not query,
+            meter=None if query else self.meter,
         )
 
     def _queries(self, texts: Sequence[str], cache: VectorCache) -> np.ndarray:

@@ -46,6 +46,8 @@ class ModeOps:
         compact: Base, deltas and the row mapping -> raw arrays of the live rows in their
             new order (default: merge postings, see ``index.merge``).
         merge: Delta segments -> one delta segment holding all their rows, in order.
+        measured: After ``analyze``: manifest keys the analysis measured (the dense
+            modes' embedding speed), recorded with the same commit; ``{}`` for none.
     """
 
     analysis: str
@@ -54,6 +56,15 @@ class ModeOps:
     finish: Callable[[RawArrays], Mapping[str, np.ndarray]]
     compact: CompactFn = compact_postings
     merge: Callable[[Sequence[RawArrays]], Mapping[str, np.ndarray]] = merge_postings
+    measured: Callable[[], Mapping[str, Any]] = dict
+
+
+def with_measured(manifest: Mapping[str, Any], modes: Mapping[str, ModeOps]) -> dict[str, Any]:
+    """``manifest`` plus what the modes' analyses measured (call after ``analyze``)."""
+    out = dict(manifest)
+    for ops in modes.values():
+        out.update(ops.measured())
+    return out
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -140,13 +151,14 @@ def write_update(
     doomed = [*removed, *(d.doc_id for d in upserts)]
     old = store.chunks_of(doomed) if doomed else []
     ordered = sorted(chunks, key=lambda c: c.chunk_id)
+    arrays = analyze(ordered, modes) if ordered else {}
     return store.commit_update(
         documents=upserts,
         chunks=ordered,
         removed=removed,
-        arrays=analyze(ordered, modes) if ordered else {},
+        arrays=arrays,
         dead_terms=dead_terms(old, modes),
-        manifest=manifest,
+        manifest=with_measured(manifest, modes),
     )
 
 
@@ -169,6 +181,6 @@ def write_full(
         removed=removed,
         arrays=finished,
         dead_terms={},
-        manifest=manifest,
+        manifest=with_measured(manifest, modes),
         rebuild=True,
     )

@@ -170,7 +170,7 @@ def info(data: IndexInfo) -> str:
         ("schema version", data.schema_version),
         ("where keys", ", ".join(data.fields)),
     ]
-    dense = ("embedder", "fusion", "tuning")
+    dense = ("embedder", "fusion", "tuning", "throughput", "embed_long")
     rows.extend((key, value) for key, value in data.settings.items() if key not in dense)
     lines = [line for key, value in rows for line in _key_value_lines(key, value)]
     lines.extend(f"{key} = {value}" for key, value in dense_settings(data.settings))
@@ -220,6 +220,18 @@ def dense_settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             f"{int(embedder.get('ann_threshold', 0)):,} chunks)",
         )
     ]
+    if settings.get("embed_long"):
+        rows.append(("embed_long", str(settings["embed_long"])))
+    measured = settings.get("throughput")
+    if isinstance(measured, dict):
+        rows.append(
+            (
+                "throughput",
+                f"{float(measured.get('chunks_per_s', 0.0)):,.1f} chunks/s embedding "
+                f"{int(measured.get('chunks', 0)):,} chunks in the last write that embedded "
+                f"({measured.get('at')})",
+            )
+        )
     fusion = settings.get("fusion")
     spec = FuseSpec(**fusion) if isinstance(fusion, dict) else FuseSpec()
     state = "tuned" if isinstance(fusion, dict) else "untuned default: run `ctxselect tune`"
