@@ -4,8 +4,9 @@ Copies chapters 01-10 of docs/ to a temporary folder, indexes them with ``ctxsel
 index``, starts ``ctxselect mcp`` as a subprocess and talks to it over stdio with the MCP
 SDK's own client: lists the tools, asks a question with select, asks it again
 (identical), asks a second question, asks it again with stop=none (fill the budget) and then
-in a new session (a second server process) for comparison, reads one chunk, and makes one
-call that fails. The transcript goes
+in a new session (a second server process) for comparison, reads one chunk, greps for an
+exact name in one chapter, asks a third question with select filtered to two chapters, and
+makes one call that fails. The transcript goes
 between the markers in docs/11-mcp.md; the numbers are printed as JSON lines: per call
 tokens_used, result_tokens (everything the client received: the text block plus the
 structured content as compact JSON) and new_tokens (new material: the pieces' tokens), and
@@ -40,6 +41,11 @@ SECOND = "What header does a markdown chunk get, and what is its parent section?
 BUDGET = 1500
 CALLS = ((FIRST, ""), (FIRST, ""), (SECOND, ""), (SECOND, "none"))
 """Session 1's select calls: (query, stop argument; "" leaves the default, auto)."""
+GREP = {"pattern": "parent_id", "fixed": True, "include": ["03-*.md"], "context": 1,
+        "budget": 400}  # fmt: skip
+FILTERED = {"query": "Where does a selection stop before the budget is full?", "budget": 800,
+            "include": ["05-*.md", "07-*.md"], "where": ["kind=markdown"]}  # fmt: skip
+"""Session 1's grep call and its filtered select call."""
 
 
 def _env() -> dict[str, str]:
@@ -125,6 +131,15 @@ async def _session(work: Path, log: list[str], numbers: list[dict[str, Any]]) ->
                     f"{passage['tokens']} tokens; note: {passage['note']}"
                 )
                 log.append("")
+            found = await _call(client, log, "grep", GREP)
+            log.extend(_grep_lines(found))
+            numbers.append({"session": 1, "grep": GREP["pattern"]} | _grep_numbers(found))
+            log.append("")
+            filtered = await _call(client, log, "select", FILTERED)
+            log.extend(_context_lines(filtered))
+            numbers.append({"session": 1, "query": FILTERED["query"], "filter": True})
+            numbers[-1] |= _numbers(filtered)
+            log.append("")
             await _call(client, log, "select", {"query": SECOND, "budget": 50})
     log.insert(
         0,
@@ -144,6 +159,28 @@ async def _fresh(work: Path, log: list[str], numbers: list[dict[str, Any]]) -> N
             result = await _call(client, log, "select", args)
             log.extend(_context_lines(result))
             numbers.append({"session": 2, "query": SECOND, "stop_arg": "none"} | _numbers(result))
+
+
+def _grep_lines(result: dict[str, Any]) -> list[str]:
+    """Each block (its lines, each cut to a width) and each reference, then the counts
+    (the tool sends the same as JSON text and structured content)."""
+    lines = []
+    for block in result["blocks"]:
+        hit = ", ".join(str(m["line"]) for m in block["matches"])
+        lines.append(
+            f"← block {block['doc_id']} lines {block['line_start']}-{block['line_end']} "
+            f"(match on {hit}; {block['tokens']} tokens):"
+        )
+        lines.extend(f"    {_flat(line, 72)}" for line in block["text"].splitlines())
+    lines.extend(f"← reference: {_flat(ref['text'], 90)}" for ref in result["references"])
+    counts = {k: result[k] for k in ("documents", "matches", "matches_left_out", "stop")}
+    lines.append(f"← tokens_used {result['tokens_used']}; {json.dumps(counts)}")
+    return lines
+
+
+def _grep_numbers(result: dict[str, Any]) -> dict[str, Any]:
+    keys = ("documents", "matches", "matches_left_out", "tokens_used", "stop")
+    return {k: result[k] for k in keys} | {"blocks": len(result["blocks"])}
 
 
 def _numbers(result: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +203,7 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
         anyio.run(_session, work, first, numbers)
         second: list[str] = []
         anyio.run(_fresh, work, second, numbers)
-    one, repeat, two, filled = numbers[:4]
+    one, repeat, two, filled, grepped, filtered = numbers[:6]
     text = "\n".join(
         [
             "Made by `python bench/mcp_transcript.py`: chapters 01-10 copied to `chapters/`, "
@@ -187,8 +224,14 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
             f"(stop: {two['stop']}). Asked again with stop=none, which fills the budget, "
             f"{len(filled['references'])} of its chunks were already in the conversation and "
             f"came back as references, saving {filled['tokens_saved']} tokens; the budget went "
-            "to chunks the session had not seen. The same request in a new session (a "
-            "second `ctxselect mcp` process) sends those chunks again:",
+            "to chunks the session had not seen. `grep` found "
+            f"{grepped['matches']} matching lines of `{GREP['pattern']}` in "
+            f"{grepped['documents']} document (the include glob) and returned "
+            f"{grepped['blocks']} blocks with line numbers in {grepped['tokens_used']} tokens. "
+            f"The filtered select ranked only chapters 05 and 07 and used "
+            f"{filtered['tokens_used']} tokens (stop: {filtered['stop']}). The same request "
+            "as the last select in a new session (a second `ctxselect mcp` process) sends "
+            "those chunks again:",
             "",
             "```text",
             *second,
