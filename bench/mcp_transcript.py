@@ -180,7 +180,10 @@ def _grep_lines(result: dict[str, Any]) -> list[str]:
 
 def _grep_numbers(result: dict[str, Any]) -> dict[str, Any]:
     keys = ("documents", "matches", "matches_left_out", "tokens_used", "stop")
-    return {k: result[k] for k in keys} | {"blocks": len(result["blocks"])}
+    return {k: result[k] for k in keys} | {
+        "blocks": len(result["blocks"]),
+        "references": len(result["references"]),
+    }
 
 
 def _numbers(result: dict[str, Any]) -> dict[str, Any]:
@@ -226,8 +229,9 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
             f"came back as references, saving {filled['tokens_saved']} tokens; the budget went "
             "to chunks the session had not seen. `grep` found "
             f"{grepped['matches']} matching lines of `{GREP['pattern']}` in "
-            f"{grepped['documents']} document (the include glob) and returned "
-            f"{grepped['blocks']} blocks with line numbers in {grepped['tokens_used']} tokens. "
+            f"{grepped['documents']} document (the include glob): {grepped['blocks']} new "
+            f"block with line numbers, and {grepped['references']} references to lines the "
+            f"earlier selections had already sent, {grepped['tokens_used']} tokens in all. "
             f"The filtered select ranked only chapters 05 and 07 and used "
             f"{filtered['tokens_used']} tokens (stop: {filtered['stop']}). The same request "
             "as the last select in a new session (a second `ctxselect mcp` process) sends "
