@@ -67,3 +67,14 @@ def write_beir(root: Path) -> Path:
     path = root / "corpus.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def write_labels(root: Path) -> tuple[Path, Path, Path]:
+    """The BEIR corpus of :func:`write_beir` under ``root/beir``, one query whose one
+    relevant document is ``d3``: ``(corpus, queries, qrels)``."""
+    corpus = write_beir(root / "beir")
+    queries = root / "queries.jsonl"
+    queries.write_text('{"_id": "q1", "text": "onions soup"}\n', encoding="utf-8")
+    qrels = root / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n", encoding="utf-8")
+    return corpus, queries, qrels

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 import ctxselect as cs
-from _support.filter_corpus import QUERY, build, write_beir
+from _support.filter_corpus import QUERY, build, write_beir, write_labels
 from ctxselect.api import evaluate
 from ctxselect.errors import ConfigError
 from ctxselect.stores.embedded import integrity, opening
@@ -203,11 +203,7 @@ def test_a_schema_3_index_opens_and_filters_by_path_and_kind(tmp_path, monkeypat
 
 
 def test_eval_ranks_only_what_the_filter_keeps(tmp_path):
-    corpus = write_beir(tmp_path / "beir")
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text('{"_id": "q1", "text": "onions soup"}\n', encoding="utf-8")
-    qrels = tmp_path / "qrels.tsv"
-    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n", encoding="utf-8")
+    corpus, queries, qrels = write_labels(tmp_path)
     plain = evaluate.evaluate_corpus(
         corpus, queries, qrels, index=tmp_path / "ix", metrics="mrr@10"
     )

@@ -9,7 +9,7 @@ import pytest
 from cli_helpers import fails, run
 
 import ctxselect as cs
-from _support.filter_corpus import QUERY, build, write_beir
+from _support.filter_corpus import QUERY, build, write_labels
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +90,7 @@ def test_info_lists_the_where_keys(folder):
 
 
 def test_eval_takes_the_filters(tmp_path):
-    corpus = write_beir(tmp_path / "beir")
-    queries = tmp_path / "queries.jsonl"
-    queries.write_text('{"_id": "q1", "text": "onions soup"}\n', encoding="utf-8")
-    qrels = tmp_path / "qrels.tsv"
-    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n", encoding="utf-8")
+    corpus, queries, qrels = write_labels(tmp_path)
     common = ["eval", "--corpus", str(corpus), "--queries", str(queries), "--qrels", str(qrels),
               "--index", str(tmp_path / "ix"), "--metrics", "mrr@10"]  # fmt: skip
     kept = run(*common, "--where", "venue=garden")

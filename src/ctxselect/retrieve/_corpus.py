@@ -159,8 +159,8 @@ def word_pass_of(texts: Sequence[str], analyzer: Analyzer) -> WordPass:
     return derive(base, split)
 
 
-class CscArrays(NamedTuple):
-    """Postings arrays: vocabulary, CSC ``indptr``/``rows``, raw counts, row lengths."""
+class Postings(NamedTuple):
+    """The analyzed corpus: vocabulary, CSC postings and lengths (terms per row)."""
 
     vocab: list[str]
     indptr: np.ndarray
@@ -193,7 +193,7 @@ def _pair_keys(passed: WordPass, to_term: np.ndarray, n: int) -> tuple[np.ndarra
     return keys, lengths.astype(np.int32)
 
 
-def csc_postings(passed: WordPass, analyzer: Analyzer, n: int) -> CscArrays:
+def csc_postings(passed: WordPass, analyzer: Analyzer, n: int) -> Postings:
     """Map words to terms (the whole vocabulary in one ``map_words`` call) and count each
     (term, row) pair; postings sorted by term, then row. The vocabulary is sorted, so term
     ids are reproducible."""
@@ -220,4 +220,4 @@ def csc_postings(passed: WordPass, analyzer: Analyzer, n: int) -> CscArrays:
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(post_terms, minlength=len(vocab)), out=indptr[1:])
     rows = (keys - post_terms * stride).astype(np.int32)
-    return CscArrays(vocab, indptr, rows, tfs, lengths, word_terms)
+    return Postings(vocab, indptr, rows, tfs, lengths, word_terms)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
-from ctxselect.retrieve._corpus import csc_postings, word_pass_of
+from ctxselect.retrieve._corpus import Postings, csc_postings, word_pass_of
 from ctxselect.retrieve.analyze import Analyzer
 from ctxselect.retrieve.filters import RowMask, keep_rows, mask_scores
 from ctxselect.types import Explanation, Hit, Rows, TermExplanation
@@ -40,17 +39,6 @@ QueryTerms = tuple[list[int], list[float] | None]
 (None: every multiplier is 1)."""
 
 
-class Postings(NamedTuple):
-    """The analyzed corpus: vocabulary, CSC postings and lengths (terms per row)."""
-
-    vocab: list[str]
-    indptr: np.ndarray
-    rows: np.ndarray
-    tfs: np.ndarray
-    lengths: np.ndarray
-    word_terms: dict[str, int]
-
-
 def index_corpus(texts: Sequence[str], analyzer: Analyzer) -> Postings:
     """Analyze every text once and return its postings, sorted by term then row.
 
@@ -61,9 +49,7 @@ def index_corpus(texts: Sequence[str], analyzer: Analyzer) -> Postings:
     """
     built = csc_postings(word_pass_of(texts, analyzer), analyzer, len(texts))
     word_terms = built.word_terms if len(built.word_terms) <= _MAX_WORD_CACHE else {}
-    return Postings(
-        built.vocab, built.indptr, built.rows, narrow_counts(built.tfs), built.lengths, word_terms
-    )
+    return built._replace(tfs=narrow_counts(built.tfs), word_terms=word_terms)
 
 
 def narrow_counts(tfs: np.ndarray) -> np.ndarray:
