@@ -50,3 +50,25 @@ def test_served_and_client_side_searches_filter_inside_retrieval(
         assert {h.doc_id for h in kept} == {h.doc_id for h in hits}
         code = local.search(QUERY, 10, where=["language=python"])
         assert [h.doc_id for h in code] == ["src/manage.py"]
+
+
+def test_a_wide_filter_goes_to_the_server_as_the_ids_it_blocks(
+    milvus_server: Any, tmp_path: Any, corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxselect.stores.milvus import serving
+
+    uri = milvus_uri(tmp_path, milvus_server)
+    cs.index_paths([corpus], uri, bm25=served_bm25())
+    with cs.open_index(uri) as idx:
+        full = idx.search(QUERY, 10)
+        gone = full[0].doc_id
+        # allowed rows over the cap, blocked rows under it: one server search, no deepening
+        monkeypatch.setattr(serving, "_NOT_IN_MAX", 5)
+
+        def deepened(*_: Any) -> Any:
+            raise AssertionError("a filter that blocks few rows must not search deeper")
+
+        monkeypatch.setattr(serving._Searcher, "_deepened", deepened)
+        hits = idx.search(QUERY, 10, exclude=[gone])
+        assert len(hits) == 10 and gone not in {h.doc_id for h in hits}
+        assert [h.chunk_id for h in hits[:5]] == [h.chunk_id for h in full if h.doc_id != gone][:5]

@@ -181,8 +181,9 @@ class _Searcher:
     ) -> dict[str, list[Hit]]:
         """Return ``{qid: hits}`` (one server search for all queries).
 
-        ``mask`` (a filter's rows) becomes part of the server's filter expression, so
-        the server ranks allowed rows only; a mask of more than ``_NOT_IN_MAX`` rows
+        ``mask`` (a filter's rows) becomes part of the server's filter expression (the
+        ids it allows or those it blocks, the shorter list), so the server ranks allowed
+        rows only; a mask that allows and blocks more than ``_NOT_IN_MAX`` rows each
         would make that expression too long, so the search goes deeper until ``k``
         allowed hits are found or the ranking runs out.
         """
@@ -193,10 +194,13 @@ class _Searcher:
         if not qids or (mask is not None and not len(mask.rows)):
             return out
         expr = self._filter
-        if mask is not None and len(mask.rows) > _NOT_IN_MAX:
-            return {q: self._deepened(queries[q], int(k), mask) if q in qids else [] for q in out}
         if mask is not None:
-            expr += f" and id in {mc.ints(np.asarray(self.snapshot.rowids)[mask.rows])}"
+            clause = self._mask_clause(mask)
+            if clause is None:
+                return {
+                    q: self._deepened(queries[q], int(k), mask) if q in qids else [] for q in out
+                }
+            expr += clause
         extra = len(self._dead) if len(self._dead) > _NOT_IN_MAX else 0
         limit = self.limit(int(k) + extra)
         found = self._search(self.queries([queries[q] for q in qids]), limit, expr)
@@ -210,6 +214,17 @@ class _Searcher:
             scored.sort(key=lambda found: (-found[0], found[1]))
             out[qid] = self._hits(scored[:k])
         return out
+
+    def _mask_clause(self, mask: RowMask) -> str | None:
+        """The server filter that keeps ``mask``'s rows: the ids it allows or the ids it
+        blocks, whichever list is shorter; None when both are over ``_NOT_IN_MAX``."""
+        rowids = np.asarray(self.snapshot.rowids)
+        if len(mask.rows) <= _NOT_IN_MAX:
+            return f" and id in {mc.ints(rowids[mask.rows])}"
+        blocked = np.flatnonzero(~mask.allow)
+        if len(blocked) <= _NOT_IN_MAX:
+            return f" and id not in {mc.ints(rowids[blocked])}" if len(blocked) else ""
+        return None
 
     def _deepened(self, query: str, k: int, mask: RowMask) -> list[Hit]:
         """The ``k`` best allowed hits of a search made deeper until it finds them."""
