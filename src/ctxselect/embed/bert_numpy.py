@@ -6,7 +6,7 @@ reads the same safetensors weights and the same ``tokenizer.json`` (through the
 ``tokenizers`` package, the Rust tokenizer sentence-transformers itself runs) and
 computes what ``BertModel`` + mean pooling + normalisation compute (Devlin et al. 2019;
 Reimers & Gurevych 2019), so its vectors match the torch encoder's to float32 rounding
-(tests/embed/test_bert_numpy.py checks cosine >= 0.999 on real texts).
+(tests/embed/test_embed_minilm_runtime.py checks cosine >= 0.999 on real texts).
 """
 
 from __future__ import annotations

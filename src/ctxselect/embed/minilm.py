@@ -169,7 +169,10 @@ class MiniLMEmbedder:
             return True
         if self._native_bf16 is None:
             torch = require("torch", extra="dense", feature=_FEATURE)
-            self._native_bf16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+            try:  # torch's own check (a private op): absent in a build -> float32
+                self._native_bf16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+            except (AttributeError, RuntimeError):
+                self._native_bf16 = False
         return self._native_bf16
 
     @property
