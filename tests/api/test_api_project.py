@@ -89,6 +89,7 @@ k1 = 1.2
 b = 0.5
 embedder = "hash"
 ann_threshold = 1000
+embed_long = "windows"
 max_bytes = 1000000
 mode = "tfidf"
 k = 20
@@ -103,6 +104,7 @@ promote = true
     settings = load_project_config(repo).settings
     assert set(settings) == set(SETTINGS)
     assert settings["stop"] == 0.4 and settings["promote"] is True and settings["k1"] == 1.2
+    assert settings["embed_long"] == "windows"
 
 
 def test_an_unknown_key_names_the_file_and_the_valid_keys(repo: Path) -> None:
@@ -123,6 +125,7 @@ def test_an_unknown_key_names_the_file_and_the_valid_keys(repo: Path) -> None:
         ('chunker = "foo"', "key 'chunker': chunker must be one of auto, "),
         ('mode = "bm26"', "key 'mode': mode must be one of "),
         ('embedder = "big"', "key 'embedder': embedder must be one of "),
+        ('embed_long = "all"', "key 'embed_long': embed_long must be one of windows, truncate"),
         ("k1 = true", "key 'k1': BM25 k1 must be a finite number from 0 to 10"),
         ("k = 0", "key 'k': k (number of hits) must be a whole number >= 1"),
         ('stop = "soon"', "key 'stop': unknown stop rule 'soon': use auto, none"),

@@ -114,6 +114,16 @@ def test_index_settings_go_into_the_manifest_and_a_flag_still_wins(project: Path
     assert chunks and all(c["n_tokens"] <= 64 for c in chunks)
 
 
+def test_embed_long_from_the_file_reaches_the_index(project: Path) -> None:
+    config = project / "ctxselect.toml"
+    config.write_text('index = "ix"\nembedder = "hash"\nembed_long = "windows"\n')
+    ok("index", ".")
+    info = json.loads(ok("info", "--json").stdout)
+    assert info["settings"]["embed_long"] == "whole (the model has no length limit)"
+    sources = {row["setting"]: (row["value"], row["source"]) for row in info["sources"]}
+    assert sources["embed_long"] == ("windows", f"config {config}")
+
+
 def test_the_file_mode_beats_the_manifest_and_a_flag_beats_the_file(project: Path) -> None:
     (project / "ctxselect.toml").write_text('index = "ix"\n')
     ok("index", ".")

@@ -26,7 +26,7 @@ from ctxselect.config import (
     DEFAULT_MODE,
     BM25Params,
 )
-from ctxselect.embed.windows import EMBED_LONG  # re-exported for the interfaces
+from ctxselect.embed.windows import EMBED_LONG, long_policy_of  # for the interfaces
 from ctxselect.errors import ConfigError, IndexMismatchError
 from ctxselect.index.writer import ModeOps, indexed_text
 from ctxselect.manifest import EmbedderSpec, Manifest
@@ -357,6 +357,7 @@ __all__ = [
     "fusion_modes",
     "has_vectors",
     "keyword_modes",
+    "long_policy_of",
     "postings_ops",
     "prune_vectors",
     "resolve_embedder",

@@ -112,6 +112,14 @@ def _flag(value: object) -> object:
     return value
 
 
+def _embed_long(value: object) -> object:
+    from ctxselect.embed.windows import EMBED_LONG  # numpy: only when a file sets it
+
+    if value not in EMBED_LONG:
+        raise ConfigError(f"embed_long must be one of {', '.join(EMBED_LONG)}, got {value!r}")
+    return value
+
+
 def _stop(value: object) -> object:
     from ctxselect.api.read import check_stop
 
@@ -130,6 +138,7 @@ _SETTINGS = (
     Setting("b", _bounded(config.B), config.BM25Params().b),
     Setting("embedder", _named("embedder", "none"), "none"),
     Setting("ann_threshold", _bounded(_ANN), config.DEFAULT_ANN_THRESHOLD),
+    Setting("embed_long", _embed_long, "truncate"),
     Setting("max_bytes", _bounded(config.MAX_BYTES)),
     Setting("mode", _named("mode"), config.DEFAULT_MODE),
     Setting("k", _bounded(config.K), config.DEFAULT_K),

@@ -231,6 +231,14 @@ class WindowedEmbedder:
         return out
 
 
+def long_policy_of(name: str, model_id: str) -> str | None:
+    """The policy a recorded embedder embedded long passages with: ``windows`` or
+    ``truncate``; None for an embedder that reads any length (no policy applies)."""
+    if name not in LIMITS:
+        return None
+    return WINDOWS if _SUFFIX.search(model_id) else TRUNCATE
+
+
 def with_long_policy(
     embedder: Embedder,
     embed_long: str | None = None,

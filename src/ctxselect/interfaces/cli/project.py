@@ -31,6 +31,7 @@ APPLIES: Mapping[str, tuple[str, ...]] = {
     "b": ("index",),
     "embedder": ("index",),
     "ann_threshold": ("index",),
+    "embed_long": ("index",),
     "max_bytes": ("index", "add"),
     "mode": ("search", "select", "explain"),
     "k": ("search",),
@@ -46,7 +47,10 @@ that reads ``CTXSELECT_INDEX``. ``eval``, ``sweep`` and ``lab`` build their own
 experiments and read none of them."""
 
 # Index-time settings: a config value takes effect at the next `ctxselect index`.
-_BUILT = ("chunker", "size", "overlap", "tokenizer", "k1", "b", "embedder", "ann_threshold")
+_BUILT = (
+    "chunker", "size", "overlap", "tokenizer", "k1", "b", "embedder", "ann_threshold",
+    "embed_long",
+)  # fmt: skip
 
 
 def option_for(command: click.Command, name: str, key: str) -> click.Parameter | None:
@@ -154,7 +158,12 @@ def _manifest_values(manifest: Manifest) -> dict[str, object]:
         "mode": manifest.default_mode,
     }
     if embedder is not None:
+        from ctxselect.api.modes import long_policy_of  # numpy: only for a dense index
+
         values["ann_threshold"] = embedder.ann_threshold
+        policy = long_policy_of(embedder.name, embedder.model_id)
+        if policy is not None:
+            values["embed_long"] = policy
     return values
 
 
