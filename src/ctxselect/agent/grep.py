@@ -20,7 +20,7 @@ document it is in then ends the scan (``stop`` names it). At most :data:`MAX_MAT
 matching lines are collected.
 
 Globs (``include``, ``exclude``) are gitignore patterns matched against doc ids
-(:mod:`ctxselect.agent.globs`).
+(:mod:`ctxselect.api.globs`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 import regex
 
 from ctxselect import api
-from ctxselect.agent.globs import doc_filter, documents
 from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget, check_query
+from ctxselect.api.globs import doc_filter, documents
 from ctxselect.errors import ConfigError
 
 DEFAULT_CONTEXT = 2

@@ -1,6 +1,6 @@
 """Filters: ``include``/``exclude`` globs and ``where`` metadata -> the rows a search ranks.
 
-The globs are the ones ``grep`` takes (:mod:`ctxselect.agent.globs`: gitignore patterns
+The globs are the ones ``grep`` takes (:mod:`ctxselect.api.globs`: gitignore patterns
 over doc ids, checked so a mistake is an error naming the position), so grep and search
 agree on what ``docs/`` or ``*.py`` means. ``where`` compares stored metadata: ``kind``
 (the loader), ``language`` (code files), ``path`` (the doc id), ``title``, and the user
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ctxselect.api import globs
 from ctxselect.errors import ConfigError
 from ctxselect.retrieve.filters import RowMask
 from ctxselect.types import Filter, Rows
@@ -61,16 +61,8 @@ def make_filter(include: Globs = None, exclude: Globs = None, where: Where = Non
             ``=`` or with an empty key, or too many of them.
     """
     globs_in = _tuple(include), _tuple(exclude)
-    _globs().doc_filter(*globs_in)  # raises on an invalid glob, naming it and the position
+    globs.doc_filter(*globs_in)  # raises on an invalid glob, naming it and the position
     return Filter(globs_in[0], globs_in[1], parse_where(where))
-
-
-def _globs() -> Any:
-    """``agent.globs``, the rules ``grep`` checks and matches globs by (imported on use:
-    the agent package imports this one)."""
-    from ctxselect.agent import globs
-
-    return globs
 
 
 def _tuple(globs: Globs) -> tuple[str, ...]:
@@ -147,7 +139,7 @@ def filter_rows(
     """
     per_row = row_doc_ids(rows)
     doc_ids = list(dict.fromkeys(per_row))
-    kept, note = _globs().doc_filter(filter.include, filter.exclude)(doc_ids)
+    kept, note = globs.doc_filter(filter.include, filter.exclude)(doc_ids)
     if kept and filter.where:
         _check_keys(filter, field_keys())
         before = len(kept)
@@ -155,7 +147,7 @@ def filter_rows(
         if not kept:
             which = " the globs kept" if filter.include or filter.exclude else ""
             shown = " ".join(f"{k}={v}" for k, v in filter.where)
-            note = f"where {shown} matches none of the {_globs().documents(before)}{which}"
+            note = f"where {shown} matches none of the {globs.documents(before)}{which}"
     allowed = set(kept)
     allow = np.fromiter((d in allowed for d in per_row), dtype=bool, count=len(per_row))
     return RowFilter(RowMask.of(allow), len(kept), note)
@@ -195,7 +187,7 @@ def empty_note(filter: Filter, row_filter: RowFilter | None) -> str:
         return ""
     if row_filter.note:
         return row_filter.note
-    kept = _globs().documents(row_filter.documents)
+    kept = globs.documents(row_filter.documents)
     return f"no chunk of the {kept} that {filter.describe()} keeps matches the query"
 
 

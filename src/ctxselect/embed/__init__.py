@@ -4,9 +4,10 @@ Importing this package registers every embedder; the real model's runtime is imp
 only when one is made (``ctxselect[dense]``, ``ctxselect[fast]``).
 """
 
-from ctxselect.embed.base import EMBEDDERS, Embedder, is_blank, make_embedder, text_key
+from ctxselect.embed.base import EMBEDDERS, Embedder, is_blank, text_key
 from ctxselect.embed.batch import CachedEmbedder, embed_texts
 from ctxselect.embed.cache import FileVectorCache, MemoryVectorCache, VectorCache
+from ctxselect.embed.factory import make_embedder
 from ctxselect.embed.hashing import HashEmbedder
 from ctxselect.embed.minilm import MiniLMEmbedder
 from ctxselect.embed.static import WordLlamaEmbedder

@@ -21,8 +21,8 @@ from ctxselect import agent, api
 from ctxselect.agent import examples as fewshot
 from ctxselect.agent import grep as exact
 from ctxselect.agent.examples import ExampleLibrary, ExampleSelection
-from ctxselect.agent.globs import MAX_GLOBS
 from ctxselect.api.filters import MAX_WHERE
+from ctxselect.api.globs import MAX_GLOBS
 from ctxselect.interfaces.mcp_wire import (
     READ_ONLY,
     WRITES,
