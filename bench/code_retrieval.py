@@ -14,6 +14,11 @@ Every figure comes from the product's path: ``index_paths`` over the stripped fi
 ``Index.pack`` (skip packer, markdown framing) for the 1,000-token selection.
 
     .venv/bin/python bench/code_retrieval.py [--packages click,tqdm] [--no-hybrid] [--write-docs]
+    .venv/bin/python bench/code_retrieval.py --windows [--write-docs]
+
+``--windows`` measures instead how minilm embeds code chunks longer than the 256 word
+pieces it reads: truncated there (the default) or whole, as pooled windows
+(``index --embed-long windows``), dense alone and fused, next to the keyword figure.
 """
 
 from __future__ import annotations
@@ -38,13 +43,21 @@ START, END = "<!-- code-retrieval:start -->", "<!-- code-retrieval:end -->"
 PACKAGES = ("click", "tqdm", "markdown_it", "pathspec", "jinja2", "requests")
 DEPTH, BUDGET = 100, 1000
 SENTENCE = re.compile(r"(?<=[.!?])\s|\n\s*\n")
-# name: (chunker, identifier parts, mode)
+# name: (chunker, identifier parts, mode, how minilm embeds a long chunk)
 SETTINGS = {
-    "tokens + plain (today)": ("tokens", False, "bm25"),
-    "code + plain": ("code", False, "bm25"),
-    "code + identifiers": ("code", True, "bm25"),
-    "hybrid (minilm), code + identifiers": ("code", True, "hybrid"),
+    "tokens + plain (today)": ("tokens", False, "bm25", "truncate"),
+    "code + plain": ("code", False, "bm25", "truncate"),
+    "code + identifiers": ("code", True, "bm25", "truncate"),
+    "hybrid (minilm), code + identifiers": ("code", True, "hybrid", "truncate"),
 }
+WINDOW_SETTINGS = {
+    "code + identifiers": ("code", True, "bm25", "truncate"),
+    "dense, truncate": ("code", True, "dense", "truncate"),
+    "dense, windows": ("code", True, "dense", "windows"),
+    "hybrid, truncate": ("code", True, "hybrid", "truncate"),
+    "hybrid, windows": ("code", True, "hybrid", "windows"),
+}
+WINDOWS_START, WINDOWS_END = "<!-- code-windows:start -->", "<!-- code-windows:end -->"
 BASELINE, TARGET_SETTING, TARGET_GAIN = "tokens + plain (today)", "code + identifiers", 0.05
 
 
@@ -155,25 +168,27 @@ def measure(idx: Any, targets: list[Target], mode: str) -> dict[str, float]:
     return {"mrr@10": mrr / n, f"recall@{BUDGET}t": recall / n, "ms/query": 1000 * seconds / n}
 
 
-def run_package(package: str, tmp: Path, settings: dict[str, tuple[str, bool, str]]) -> dict:
+def run_package(package: str, tmp: Path, settings: dict[str, tuple[str, bool, str, str]]) -> dict:
     from ctxselect import BM25Params, ChunkSpec, open_index
     from ctxselect.api.write import index_paths
 
     src = tmp / package / "src"
     targets = package_targets(package, src)
     row: dict[str, Any] = {"package": package, "queries": len(targets), "results": {}}
-    built: dict[tuple[str, bool, bool], Path] = {}
-    for name, (chunker, identifiers, mode) in settings.items():
+    built: dict[tuple[str, bool, bool, str], Path] = {}
+    for name, (chunker, identifiers, mode, embed_long) in settings.items():
         dense = mode != "bm25"
-        key = (chunker, identifiers, dense)
+        key = (chunker, identifiers, dense, embed_long if dense else "")
         if key not in built:
-            folder = built[key] = tmp / package / f"ix-{chunker}-{int(identifiers)}-{int(dense)}"
+            label = f"{chunker}-{int(identifiers)}-{int(dense)}-{key[3]}"
+            folder = built[key] = tmp / package / f"ix-{label}"
             report = index_paths(
                 [src],
                 folder,
                 chunk=ChunkSpec(chunker=chunker),
                 bm25=BM25Params(identifiers=identifiers),
                 embedder="minilm" if dense else "none",
+                embed_long=embed_long if dense else None,
             )
             row.setdefault("chunks", {})[chunker] = report.chunks
         with open_index(built[key]) as idx:
@@ -222,13 +237,52 @@ def to_markdown(rows: list[dict], command: str, names: list[str]) -> str:
     return "\n".join(lines)
 
 
+def windows_markdown(rows: list[dict], command: str, names: list[str]) -> str:
+    """The ``--windows`` table: keyword, dense and hybrid, truncated against windowed."""
+    lines = [
+        "## Code retrieval: embedding long chunks whole",
+        "",
+        "The collection, queries and judgments of the section above (code chunker, identifier "
+        "parts, 512-token chunks). minilm reads 256 word pieces; `truncate` embeds a chunk's "
+        "first 256 (the default), `windows` the whole chunk as word-piece windows, mean-pooled "
+        "(`index --embed-long windows`). Hybrid: plain RRF (untuned).",
+        "",
+        f"Command: `{command}`",
+        "",
+        "| package | queries | " + " | ".join(f"{n}: MRR@10 / R@{BUDGET}t" for n in names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+    ]
+    for row in rows:
+        cells = [
+            f"{row['results'][n]['mrr@10']:.3f} / {row['results'][n][f'recall@{BUDGET}t']:.3f}"
+            for n in names
+        ]
+        lines.append(f"| {row['package']} | {row['queries']} | " + " | ".join(cells) + " |")
+    for mode in ("dense", "hybrid"):
+        before, after = f"{mode}, truncate", f"{mode}, windows"
+        if before in names and after in names:
+            gains = [
+                (r["package"], r["results"][after]["mrr@10"] - r["results"][before]["mrr@10"])
+                for r in rows
+            ]
+            lines += [
+                "",
+                f"MRR@10 of {mode}, windows over truncate: "
+                + ", ".join(f"{p} {g:+.3f}" for p, g in gains)
+                + f" (higher on {sum(g > 0 for _, g in gains)} of {len(gains)} packages).",
+            ]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--packages", default=",".join(PACKAGES))
     parser.add_argument("--no-hybrid", action="store_true", help="skip the minilm setting")
+    parser.add_argument("--windows", action="store_true", help="long chunks: truncate vs windows")
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
-    settings = {n: s for n, s in SETTINGS.items() if not (args.no_hybrid and s[2] != "bm25")}
+    chosen = WINDOW_SETTINGS if args.windows else SETTINGS
+    settings = {n: s for n, s in chosen.items() if not (args.no_hybrid and s[2] != "bm25")}
     command = "python bench/code_retrieval.py" + "".join(
         f" {a}" for a in sys.argv[1:] if a != "--write-docs"
     )
@@ -236,6 +290,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ctxselect-code-") as tmp:
         for package in args.packages.split(","):
             rows.append(run_package(package, Path(tmp), settings))
+    if args.windows:
+        body = windows_markdown(rows, command, list(settings))
+        print(body)
+        if args.write_docs:
+            replace_section(DOCS, WINDOWS_START, WINDOWS_END, body)
+        return
     body = to_markdown(rows, command, list(settings))
     print(body)
     if args.write_docs:
