@@ -197,6 +197,21 @@ def run_package(package: str, tmp: Path, settings: dict[str, tuple[str, bool, st
     return row
 
 
+def table(rows: list[dict], names: list[str]) -> list[str]:
+    """The Markdown table: a row per package, MRR@10 / recall of each setting."""
+    lines = [
+        "| package | queries | " + " | ".join(f"{n}: MRR@10 / R@{BUDGET}t" for n in names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+    ]
+    for row in rows:
+        cells = [
+            f"{row['results'][n]['mrr@10']:.3f} / {row['results'][n][f'recall@{BUDGET}t']:.3f}"
+            for n in names
+        ]
+        lines.append(f"| {row['package']} | {row['queries']} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def to_markdown(rows: list[dict], command: str, names: list[str]) -> str:
     lines = [
         "## Code retrieval (CodeSearchNet-style)",
@@ -212,15 +227,8 @@ def to_markdown(rows: list[dict], command: str, names: list[str]) -> str:
         "",
         f"Command: `{command}`",
         "",
-        "| package | queries | " + " | ".join(f"{n}: MRR@10 / R@{BUDGET}t" for n in names) + " |",
-        "|---|---:|" + "---:|" * len(names),
+        *table(rows, names),
     ]
-    for row in rows:
-        cells = [
-            f"{row['results'][n]['mrr@10']:.3f} / {row['results'][n][f'recall@{BUDGET}t']:.3f}"
-            for n in names
-        ]
-        lines.append(f"| {row['package']} | {row['queries']} | " + " | ".join(cells) + " |")
     gains = [
         row["results"][TARGET_SETTING]["mrr@10"] - row["results"][BASELINE]["mrr@10"]
         for row in rows
@@ -249,15 +257,8 @@ def windows_markdown(rows: list[dict], command: str, names: list[str]) -> str:
         "",
         f"Command: `{command}`",
         "",
-        "| package | queries | " + " | ".join(f"{n}: MRR@10 / R@{BUDGET}t" for n in names) + " |",
-        "|---|---:|" + "---:|" * len(names),
+        *table(rows, names),
     ]
-    for row in rows:
-        cells = [
-            f"{row['results'][n]['mrr@10']:.3f} / {row['results'][n][f'recall@{BUDGET}t']:.3f}"
-            for n in names
-        ]
-        lines.append(f"| {row['package']} | {row['queries']} | " + " | ".join(cells) + " |")
     for mode in ("dense", "hybrid"):
         before, after = f"{mode}, truncate", f"{mode}, windows"
         if before in names and after in names:
