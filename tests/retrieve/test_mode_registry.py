@@ -72,10 +72,10 @@ class PairRRF:
     def __init__(self, parts):
         self.parts = parts
 
-    def search(self, query, k=10):
+    def search(self, query, k=10, *, mask=None):
         scores, hits = {}, {}
         for part in self.parts:
-            for hit in part.search(query, 50):
+            for hit in part.search(query, 50, mask=mask):
                 scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1 / (60 + hit.rank)
                 hits.setdefault(hit.chunk_id, hit)
         best = sorted(scores, key=lambda c: (-scores[c], c))[:k]
@@ -83,8 +83,8 @@ class PairRRF:
             dataclasses.replace(hits[c], rank=r, score=scores[c]) for r, c in enumerate(best, 1)
         ]
 
-    def search_many(self, queries, k=10):
-        return {qid: self.search(q, k) for qid, q in queries.items()}
+    def search_many(self, queries, k=10, *, mask=None):
+        return {qid: self.search(q, k, mask=mask) for qid, q in queries.items()}
 
     def explain(self, query, chunk_id):
         return self.parts[0].explain(query, chunk_id)
@@ -161,7 +161,7 @@ def test_the_toy_is_listed_while_registered_and_gone_after(toy) -> None:
     MODES.add(toy)  # the fixture removes it again
 
 
-def test_the_table_checks_what_is_added_and_removed() -> None:
+def test_the_table_checks_what_is_added_and_removed(toy) -> None:
     with pytest.raises(ConfigError, match="already registered"):
         MODES.add(MODES.get("bm25"))
     with pytest.raises(ConfigError, match="whose mode is 'toy'"):
@@ -174,7 +174,16 @@ def test_the_table_checks_what_is_added_and_removed() -> None:
         MODES.add(ModeSpec("nothing", "", object))
     with pytest.raises(ConfigError, match="fused by hybrid"):
         MODES.remove("dense")
-    assert "fused" not in MODES and "nothing" not in MODES and "dense" in MODES
+
+    class Unfiltered(PairRRF):  # ranks every row whatever the filter: refused
+        mode = "unfiltered"
+
+        def search_many(self, queries, k=10):
+            return {qid: self.search(q, k) for qid, q in queries.items()}
+
+    with pytest.raises(ConfigError, match=r"Unfiltered.search_many take no mask keyword"):
+        MODES.add(dataclasses.replace(PAIR, name="unfiltered", retriever=Unfiltered))
+    assert not {"fused", "nothing", "unfiltered"} & set(MODES.names()) and "dense" in MODES
 
 
 def test_specs_say_what_callers_used_to_ask_by_name() -> None:

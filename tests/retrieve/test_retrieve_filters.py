@@ -14,7 +14,7 @@ import pytest
 from ctxselect.embed import make_embedder
 from ctxselect.errors import IndexMismatchError
 from ctxselect.retrieve import DenseRetriever
-from ctxselect.retrieve.filters import RowMask, search_many_masked
+from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.retrieve.modes import retriever_for
 from ctxselect.types import Chunk, ChunkTable
 
@@ -116,28 +116,18 @@ def test_a_mask_of_another_generation_is_refused(table) -> None:
             retriever.search(query, 5, mask=wrong)
 
 
-class _PlainRetriever:
-    """A retriever without a mask argument (as a store-served mode may be)."""
-
-    mode = "plain"
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.table = inner.table
-        self.depths: list[int] = []
-
-    def search(self, query, k=10):
-        self.depths.append(k)
-        return self.inner.search(query, k)
-
-    def search_many(self, queries, k=10):
-        return {q: self.search(text, k) for q, text in queries.items()}
-
-
-def test_a_retriever_without_masks_is_searched_deeper_until_k_allowed_hits(table, howtos):
+def test_deepened_searches_deeper_until_k_allowed_hits(table, howtos):
+    # for a ranking that cannot skip rows itself (Milvus with a filter too long to send)
     inner = retriever_for(list(_chunks()), "bm25")
-    plain = _PlainRetriever(inner)
-    found = search_many_masked(plain, {"q": QUERY}, 10, howtos)["q"]
+    depths: list[int] = []
+
+    def search(query: str, depth: int) -> list:
+        depths.append(depth)
+        return inner.search(query, depth)
+
+    found = deepened(search, QUERY, 10, howtos, inner.table.row_of, limit=10_000)
     assert [h.chunk_id for h in found] == [h.chunk_id for h in inner.search(QUERY, 10, mask=howtos)]
     assert [h.rank for h in found] == list(range(1, 11))
-    assert plain.depths[0] == 10 and plain.depths[-1] > RELEASES
+    assert depths[0] == 10 and depths[-1] > RELEASES and depths == sorted(depths)
+    capped = deepened(search, QUERY, 10, howtos, inner.table.row_of, limit=40)
+    assert depths[-1] == 40 and len(capped) < 10  # the limit stops it, with what it found

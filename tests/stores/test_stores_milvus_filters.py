@@ -25,12 +25,18 @@ def corpus(tmp_path_factory: Any) -> Any:
     return write_corpus(tmp_path_factory.mktemp("milvus-filters") / "corpus")
 
 
-def test_served_and_client_side_searches_filter_inside_retrieval(
-    milvus_server: Any, tmp_path: Any, corpus: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    uri = milvus_uri(tmp_path, milvus_server)
+@pytest.fixture(scope="module")
+def milvus_index(milvus_server: Any, tmp_path_factory: Any, corpus: Any) -> str:
+    """The corpus indexed once in Milvus, bm25 served (the tests only read it)."""
+    uri = milvus_uri(tmp_path_factory.mktemp("milvus-filters-index"), milvus_server)
     cs.index_paths([corpus], uri, bm25=served_bm25())
-    with cs.open_index(uri) as idx:
+    return uri
+
+
+def test_served_and_client_side_searches_filter_inside_retrieval(
+    milvus_index: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with cs.open_index(milvus_index) as idx:
         assert isinstance(idx.store, ServingStore)
         assert "bm25" in idx.store.served_modes(idx._snapshot())
         top = idx.search(QUERY, 10)
@@ -45,7 +51,7 @@ def test_served_and_client_side_searches_filter_inside_retrieval(
         with pytest.raises(ConfigError, match="where key 'venue' is not stored"):
             idx.search(QUERY, where=["venue=x"])
     monkeypatch.setenv("CTXSELECT_MILVUS_SERVE", "none")  # the client-side retrievers
-    with cs.open_index(uri) as local:
+    with cs.open_index(milvus_index) as local:
         kept = local.search(QUERY, 10, include=["howto/"])
         assert {h.doc_id for h in kept} == {h.doc_id for h in hits}
         code = local.search(QUERY, 10, where=["language=python"])
@@ -53,13 +59,11 @@ def test_served_and_client_side_searches_filter_inside_retrieval(
 
 
 def test_a_wide_filter_goes_to_the_server_as_the_ids_it_blocks(
-    milvus_server: Any, tmp_path: Any, corpus: Any, monkeypatch: pytest.MonkeyPatch
+    milvus_index: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ctxselect.stores.milvus import serving
 
-    uri = milvus_uri(tmp_path, milvus_server)
-    cs.index_paths([corpus], uri, bm25=served_bm25())
-    with cs.open_index(uri) as idx:
+    with cs.open_index(milvus_index) as idx:
         full = idx.search(QUERY, 10)
         gone = full[0].doc_id
         # allowed rows over the cap, blocked rows under it: one server search, no deepening
@@ -68,7 +72,7 @@ def test_a_wide_filter_goes_to_the_server_as_the_ids_it_blocks(
         def deepened(*_: Any) -> Any:
             raise AssertionError("a filter that blocks few rows must not search deeper")
 
-        monkeypatch.setattr(serving._Searcher, "_deepened", deepened)
+        monkeypatch.setattr(serving, "deepened", deepened)
         hits = idx.search(QUERY, 10, exclude=[gone])
         assert len(hits) == 10 and gone not in {h.doc_id for h in hits}
         assert [h.chunk_id for h in hits[:5]] == [h.chunk_id for h in full if h.doc_id != gone][:5]

@@ -14,7 +14,6 @@ from ctxselect import embed as _embed
 from ctxselect.api import filters as _filters
 from ctxselect.api.filters import Globs, RowFilter, Where
 from ctxselect.api.generation import GenerationReader
-from ctxselect.retrieve.filters import search_many_masked
 from ctxselect.stores import Store
 from ctxselect.types import Filter, Hit
 
@@ -36,7 +35,7 @@ class FilteredReader(GenerationReader):
         found = self._row_filter(filter)
         if not len(found.mask.rows):
             return {qid: [] for qid in queries}
-        return search_many_masked(retriever, queries, k, found.mask)
+        return dict(retriever.search_many(queries, k, mask=found.mask))
 
     def _row_filter(self, filter: Filter) -> RowFilter:
         """Apply ``filter`` to the current generation's rows (made once per generation).

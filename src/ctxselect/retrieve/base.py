@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ctxselect.retrieve.filters import RowMask
 from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
 
@@ -15,17 +16,22 @@ class Retriever(Protocol):
     """Ranks the chunks of one :class:`ChunkTable` for a query.
 
     Hits are best-first, rank starts at 1, ties break on ``chunk_id`` (table row order).
-    Chunks scoring exactly 0 are not returned.
+    Chunks scoring exactly 0 are not returned. With a ``mask`` (a filter's rows, see
+    ``retrieve/filters.py``) only the rows it allows are ranked, so ``k`` allowed hits
+    come back whenever ``k`` allowed chunks score; ``filters.deepened`` does that for a
+    ranking that cannot skip rows itself.
     """
 
     mode: str
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        """Return the ``k`` best hits for ``query``."""
+    def search(self, query: str, k: int = 10, *, mask: RowMask | None = None) -> list[Hit]:
+        """Return the ``k`` best hits for ``query`` among the rows ``mask`` allows."""
         ...
 
-    def search_many(self, queries: Mapping[str, str], k: int = 10) -> dict[str, list[Hit]]:
-        """Return ``{qid: hits}`` for every query."""
+    def search_many(
+        self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
+    ) -> dict[str, list[Hit]]:
+        """Return ``{qid: hits}`` for every query, among the rows ``mask`` allows."""
         ...
 
     def explain(self, query: str, chunk_id: str) -> Explanation:

@@ -10,10 +10,8 @@ turns a :class:`ctxselect.types.Filter` into a mask; this module only applies on
 from __future__ import annotations
 
 import dataclasses
-import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -79,53 +77,34 @@ def keep_rows(
     return rows[keep], values[keep]
 
 
-def takes_mask(retriever: Any) -> bool:
-    """Whether ``retriever.search_many`` ranks allowed rows itself (a ``mask`` argument)."""
-    try:
-        return "mask" in inspect.signature(retriever.search_many).parameters
-    except (TypeError, ValueError):  # a builtin or C method: no signature to read
-        return False
+def deepened(
+    search: Callable[[str, int], list[Hit]],
+    query: str,
+    k: int,
+    mask: RowMask,
+    row_of: Mapping[str, int],
+    limit: int,
+) -> list[Hit]:
+    """The ``k`` best hits ``mask`` allows, from a search that cannot filter by itself.
 
-
-def search_masked(retriever: Any, query: str, k: int, mask: RowMask | None) -> list[Hit]:
-    """``retriever.search(query, k)`` over the rows ``mask`` allows."""
-    return search_many_masked(retriever, {"": query}, k, mask)[""]
-
-
-def search_many_masked(
-    retriever: Any, queries: Mapping[str, str], k: int, mask: RowMask | None
-) -> dict[str, list[Hit]]:
-    """``retriever.search_many(queries, k)`` over the rows ``mask`` allows.
-
-    Every retriever of ``retrieve.modes`` ranks allowed rows itself. Any other (a
-    store-served mode without a filter of its own) is searched deeper and deeper until
-    ``k`` allowed hits are found or its ranking runs out, so the hits are the same.
+    ``search(query, depth)`` is asked for 4x more hits at a time (at most ``limit``) until
+    ``k`` allowed hits are found or its ranking runs out; ranks count the kept hits only.
+    For a retriever whose own filter has a limit (Milvus: the length of its filter
+    expression), or a mode registered from outside that implements ``mask`` this way.
     """
-    if mask is None:
-        return dict(retriever.search_many(queries, k))
-    if takes_mask(retriever):
-        return dict(retriever.search_many(queries, k, mask=mask))
-    return {qid: _deepened(retriever, query, k, mask) for qid, query in queries.items()}
-
-
-def _deepened(retriever: Any, query: str, k: int, mask: RowMask) -> list[Hit]:
-    row_of = retriever.table.row_of
-    total = len(mask.allow)
-    depth = k
+    depth = min(k, limit)
     while True:
-        hits = retriever.search(query, depth)
+        hits = search(query, depth)
         kept = [h for h in hits if mask.allow[row_of[h.chunk_id]]]
-        if len(kept) >= k or len(hits) < depth or depth >= total:
+        if len(kept) >= k or len(hits) < depth or depth >= limit:
             return [dataclasses.replace(h, rank=i) for i, h in enumerate(kept[:k], 1)]
-        depth = min(total, depth * 4)
+        depth = min(limit, depth * 4)
 
 
 __all__ = [
     "NARROW",
     "RowMask",
+    "deepened",
     "keep_rows",
     "mask_scores",
-    "search_many_masked",
-    "search_masked",
-    "takes_mask",
 ]

@@ -22,7 +22,7 @@ from ctxselect.retrieve.dense import (
     check_k,
     exact_scores,
 )
-from ctxselect.retrieve.filters import RowMask, search_masked
+from ctxselect.retrieve.filters import RowMask
 from ctxselect.retrieve.fuse import FUSIONS, NORMS, Pool, fuse_pool, pool
 from ctxselect.types import ChunkTable, Explanation, Hit
 
@@ -179,11 +179,7 @@ class HybridRetriever:
             rows, scores = ranked(query, k) if mask is None else ranked(query, k, mask)
             return list(zip(rows, scores, strict=True))
         row_of = self.table.row_of
-        hits = (
-            self.keyword.search(query, k)
-            if mask is None
-            else search_masked(self.keyword, query, k, mask)
-        )
+        hits = self.keyword.search(query, k, mask=mask)
         return [(row_of[h.chunk_id], h.score) for h in hits]
 
     def fuse_pool(self, items: Pool, k: int, spec: FuseSpec | None = None) -> list[Hit]:

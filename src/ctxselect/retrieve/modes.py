@@ -11,6 +11,7 @@ embedder and which modes it fuses. Code elsewhere asks the spec (``spec.needs_em
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,7 @@ class ModeTable:
             ConfigError: The name is taken or is not the class's mode, a fused mode is not
                 registered or needs an embedder the spec does not ask for, or the spec
                 lacks what its kind needs (``combine`` for a fusion, ``build`` otherwise).
+                Or its retriever's ``search``/``search_many`` take no ``mask`` keyword.
         """
         if spec.name in self._specs:
             raise ConfigError(f"mode {spec.name!r} is already registered: remove it first")
@@ -129,6 +131,14 @@ class ModeTable:
             raise ConfigError(
                 f"mode {spec.name!r} needs either fuses and combine (a fusion) or build: "
                 f"give one of the two"
+            )
+        unmasked = [m for m in ("search", "search_many") if not _takes_mask(spec.retriever, m)]
+        if unmasked:
+            raise ConfigError(
+                f"mode {spec.name!r}: {spec.retriever.__name__}.{' and '.join(unmasked)} "
+                f"take no mask keyword, so a filtered search could not rank only the rows "
+                f"it allows: add `*, mask=None` (ranking only mask.allow rows, e.g. with "
+                f"ctxselect.retrieve.filters.deepened) as the Retriever protocol says"
             )
         self._specs[spec.name] = spec
         return spec
@@ -171,6 +181,14 @@ class ModeTable:
 
 MODES = ModeTable()
 """The retrieval modes; the rows are at the end of this module."""
+
+
+def _takes_mask(retriever: Any, method: str) -> bool:
+    """Whether ``retriever.method`` takes a ``mask`` keyword (read once, at registration)."""
+    try:
+        return "mask" in inspect.signature(getattr(retriever, method)).parameters
+    except (AttributeError, TypeError, ValueError):  # no such method, or no signature
+        return False
 
 
 def keyword_modes() -> list[str]:

@@ -39,21 +39,19 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ctxselect.config import FuseSpec
 from ctxselect.errors import ConfigError, NotFoundError
 from ctxselect.manifest import Manifest
+from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
 from ctxselect.stores.milvus.snapshots import LazyArrays
 from ctxselect.types import Explanation, Hit
-
-if TYPE_CHECKING:  # a filter's rows, for types only: the server ranks them
-    from ctxselect.retrieve.filters import RowMask
 
 SERVE_ENV = "CTXSELECT_MILVUS_SERVE"
 SERVABLE = ("bm25", "dense", "hybrid")
@@ -197,9 +195,10 @@ class _Searcher:
         if mask is not None:
             clause = self._mask_clause(mask)
             if clause is None:
-                return {
-                    q: self._deepened(queries[q], int(k), mask) if q in qids else [] for q in out
-                }
+                row_of = self.table.row_of
+                for q in qids:
+                    out[q] = deepened(self.search, queries[q], int(k), mask, row_of, mc.QUERY_MAX)
+                return out
             expr += clause
         extra = len(self._dead) if len(self._dead) > _NOT_IN_MAX else 0
         limit = self.limit(int(k) + extra)
@@ -225,16 +224,6 @@ class _Searcher:
         if len(blocked) <= _NOT_IN_MAX:
             return f" and id not in {mc.ints(rowids[blocked])}" if len(blocked) else ""
         return None
-
-    def _deepened(self, query: str, k: int, mask: RowMask) -> list[Hit]:
-        """The ``k`` best allowed hits of a search made deeper until it finds them."""
-        row_of, depth = self.table.row_of, k
-        while True:
-            hits = self.search(query, depth)
-            kept = [h for h in hits if mask.allow[row_of[h.chunk_id]]]
-            if len(kept) >= k or len(hits) < depth or depth >= mc.QUERY_MAX:
-                return [dataclasses.replace(h, rank=i) for i, h in enumerate(kept[:k], 1)]
-            depth = min(mc.QUERY_MAX, depth * 4)
 
     def _fields(self) -> list[str]:
         """What a search returns of each hit: the whole chunk row when rows are read per
