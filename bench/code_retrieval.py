@@ -212,10 +212,27 @@ def table(rows: list[dict], names: list[str]) -> list[str]:
     return lines
 
 
+def section(title: str, intro: str, command: str, rows: list[dict], names: list[str]) -> list[str]:
+    """A docs section's lines: heading, what was measured, the command, the table."""
+    return [f"## {title}", "", intro, "", f"Command: `{command}`", "", *table(rows, names)]
+
+
+def mrr_gains(rows: list[dict], after: str, before: str) -> list[tuple[str, float]]:
+    """(package, MRR@10 of ``after`` minus ``before``) for each package that ran both."""
+    return [
+        (row["package"], row["results"][after]["mrr@10"] - row["results"][before]["mrr@10"])
+        for row in rows
+        if after in row["results"] and before in row["results"]
+    ]
+
+
+def listed(gains: list[tuple[str, float]]) -> str:
+    """``click +0.099, tqdm +0.101``: the gains as the docs print them."""
+    return ", ".join(f"{package} {gain:+.3f}" for package, gain in gains)
+
+
 def to_markdown(rows: list[dict], command: str, names: list[str]) -> str:
-    lines = [
-        "## Code retrieval (CodeSearchNet-style)",
-        "",
+    intro = (
         "Queries: the first sentence of each documented function's docstring; target: that "
         "function, in sources indexed with every docstring removed. A chunk is relevant when "
         "it overlaps the function's span (decorators to last line). Chunks of 512 cl100k "
@@ -223,54 +240,37 @@ def to_markdown(rows: list[dict], command: str, names: list[str]) -> str:
         "`Index.pack` makes of the top 100 (skip packer, markdown framing). "
         "Tokens = the `tokens` chunker; code = the `code` chunker (tree-sitter); "
         "identifiers = identifier parts indexed next to whole identifiers. "
-        f"Target: `{TARGET_SETTING}` >= `{BASELINE}` + {TARGET_GAIN} MRR@10 on every package.",
-        "",
-        f"Command: `{command}`",
-        "",
-        *table(rows, names),
-    ]
-    gains = [
-        row["results"][TARGET_SETTING]["mrr@10"] - row["results"][BASELINE]["mrr@10"]
-        for row in rows
-        if TARGET_SETTING in row["results"] and BASELINE in row["results"]
-    ]
+        f"Target: `{TARGET_SETTING}` >= `{BASELINE}` + {TARGET_GAIN} MRR@10 on every package."
+    )
+    lines = section("Code retrieval (CodeSearchNet-style)", intro, command, rows, names)
+    gains = mrr_gains(rows, TARGET_SETTING, BASELINE)
     if gains:
-        met = "met" if min(gains) >= TARGET_GAIN else "not met"
+        met = "met" if min(g for _, g in gains) >= TARGET_GAIN else "not met"
         lines += [
             "",
-            f"MRR@10 gain of `{TARGET_SETTING}` over `{BASELINE}`: "
-            + ", ".join(f"{r['package']} {g:+.3f}" for r, g in zip(rows, gains, strict=True))
-            + f" (target +{TARGET_GAIN} on every package: {met}).",
+            f"MRR@10 gain of `{TARGET_SETTING}` over `{BASELINE}`: {listed(gains)} "
+            f"(target +{TARGET_GAIN} on every package: {met}).",
         ]
     return "\n".join(lines)
 
 
 def windows_markdown(rows: list[dict], command: str, names: list[str]) -> str:
     """The ``--windows`` table: keyword, dense and hybrid, truncated against windowed."""
-    lines = [
-        "## Code retrieval: embedding long chunks whole",
-        "",
+    intro = (
         "The collection, queries and judgments of the section above (code chunker, identifier "
         "parts, 512-token chunks). minilm reads 256 word pieces; `truncate` embeds a chunk's "
         "first 256 (the default), `windows` the whole chunk as word-piece windows, mean-pooled "
-        "(`index --embed-long windows`). Hybrid: plain RRF (untuned).",
-        "",
-        f"Command: `{command}`",
-        "",
-        *table(rows, names),
-    ]
+        "(`index --embed-long windows`). Hybrid: plain RRF (untuned)."
+    )
+    lines = section("Code retrieval: embedding long chunks whole", intro, command, rows, names)
     for mode in ("dense", "hybrid"):
         before, after = f"{mode}, truncate", f"{mode}, windows"
-        if before in names and after in names:
-            gains = [
-                (r["package"], r["results"][after]["mrr@10"] - r["results"][before]["mrr@10"])
-                for r in rows
-            ]
+        gains = mrr_gains(rows, after, before)
+        if gains:
             lines += [
                 "",
-                f"MRR@10 of {mode}, windows over truncate: "
-                + ", ".join(f"{p} {g:+.3f}" for p, g in gains)
-                + f" (higher on {sum(g > 0 for _, g in gains)} of {len(gains)} packages).",
+                f"MRR@10 of {mode}, windows over truncate: {listed(gains)} "
+                f"(higher on {sum(g > 0 for _, g in gains)} of {len(gains)} packages).",
             ]
     return "\n".join(lines)
 
