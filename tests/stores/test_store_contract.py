@@ -221,11 +221,16 @@ def test_a_concurrent_reader_sees_old_or_new_never_half(
     stop = tmp_path / "stop"
     reads: list[dict[str, Any]] = []
     if reader == "process":
-        proc = subprocess.Popen(
-            [sys.executable, str(READER), uri, str(stop)], stdout=subprocess.PIPE, text=True
-        )
+        errors = tmp_path / "reader.stderr"  # shown by any failure below
+        with errors.open("w") as err:
+            proc = subprocess.Popen(
+                [sys.executable, str(READER), uri, str(stop)],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+            )
         assert proc.stdout is not None
-        wait_for = functools.partial(_read_lines, proc.stdout, reads)
+        wait_for = functools.partial(_read_lines, proc.stdout, reads, errors)
     else:
         done = threading.Event()
         thread = threading.Thread(target=_read_in_thread, args=(uri, reads, done))
@@ -239,19 +244,27 @@ def test_a_concurrent_reader_sees_old_or_new_never_half(
         stop.touch()
         if reader == "process":
             out, _ = proc.communicate(timeout=60)
-            reads += [json.loads(line) for line in out.splitlines()]
-            assert proc.returncode == 0
+            reads += [_parsed(line, errors) for line in out.splitlines()]
+            assert proc.returncode == 0, errors.read_text()
         else:
             done.set()
             thread.join(timeout=60)
     _check_reads(reads, rounds)
 
 
-def _read_lines(stdout: Any, reads: list[dict[str, Any]], generation: int) -> None:
+def _read_lines(stdout: Any, reads: list[dict[str, Any]], errors: Path, generation: int) -> None:
     while not reads or reads[-1]["generation"] < generation:
         line = stdout.readline()
-        assert line, "the reader process ended early"
-        reads.append(json.loads(line))
+        assert line, f"the reader process ended early; its stderr:\n{errors.read_text()}"
+        reads.append(_parsed(line, errors))
+
+
+def _parsed(line: str, errors: Path) -> dict[str, Any]:
+    """One read the reader process printed (a failure shows the line and its stderr)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise AssertionError(f"reader printed {line!r}; stderr:\n{errors.read_text()}") from exc
 
 
 def _read_in_thread(uri: str, reads: list[dict[str, Any]], done: threading.Event) -> None:
