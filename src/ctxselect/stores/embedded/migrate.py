@@ -30,9 +30,10 @@ import numpy as np
 
 from ctxselect.errors import IndexMismatchError
 from ctxselect.stores.embedded import fields, files, integrity
+from ctxselect.stores.embedded.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from ctxselect.stores.embedded.sqlite import SQLiteStore
+    from ctxselect.stores.embedded.handle import StoreHandle
 
 _NEW_CHUNKS = """
 CREATE TABLE chunks_new (
@@ -65,7 +66,7 @@ def _v1_arrays(conn: sqlite3.Connection) -> dict[str, dict[str, np.ndarray]]:
     return arrays
 
 
-def upgrade(store: SQLiteStore, version: int) -> None:
+def upgrade(store: StoreHandle, version: int) -> None:
     """Rewrite ``store`` (schema ``version``: 1, 2 or 3) as the current schema; the caller
     holds the writer lock.
 
@@ -124,8 +125,6 @@ def _manifest_keys(
     base: dict[str, Any] | None,
     digest: int,
 ) -> dict[str, Any]:
-    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
-
     keys: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generation": int(manifest.get("generation", 0)) + 1,
@@ -140,8 +139,6 @@ def _manifest_keys(
 def _rewrite_chunks(conn: sqlite3.Connection, id_column: str) -> None:
     """Copy the chunk table into the current layout, keeping every row id and the id
     sequence (deleted rows' ids are never reused: segments and dead rows name them)."""
-    from ctxselect.stores.embedded.sqlite import SCHEMA
-
     conn.execute(_NEW_CHUNKS)  # creates sqlite_sequence if the old schema had none
     found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
     seq = int(found[0]) if found else 0
@@ -159,10 +156,8 @@ def _rewrite_chunks(conn: sqlite3.Connection, id_column: str) -> None:
             conn.execute(statement)
 
 
-def _add_fields(store: SQLiteStore) -> None:
+def _add_fields(store: StoreHandle) -> None:
     """Schema 3 -> 4: add the (empty) user fields table; nothing else changes."""
-    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
-
     conn = store._conn
     try:
         with store.transaction():
@@ -195,9 +190,7 @@ def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {"documents": docs, "chunks": int(n), "tokens": int(tokens)}
 
 
-def _cannot(store: SQLiteStore, version: int, why: object) -> IndexMismatchError:
-    from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION
-
+def _cannot(store: StoreHandle, version: int, why: object) -> IndexMismatchError:
     return IndexMismatchError(
         f"index {store.folder} has schema version {version} and could not be upgraded to "
         f"{SCHEMA_VERSION} ({why}): rebuild it with `rm -r {store.folder} && ctxselect index "

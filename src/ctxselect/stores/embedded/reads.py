@@ -13,7 +13,7 @@ from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.embedded import integrity
 
 if TYPE_CHECKING:
-    from ctxselect.stores.embedded.sqlite import SQLiteStore
+    from ctxselect.stores.embedded.handle import StoreHandle
 
 DeltaArrays = list[dict[str, dict[str, np.ndarray]]]
 
@@ -24,7 +24,7 @@ def unblob(dtype: str, shape: str, data: bytes) -> np.ndarray:
 
 
 def read_deltas(
-    store: SQLiteStore, manifest: Mapping[str, Any]
+    store: StoreHandle, manifest: Mapping[str, Any]
 ) -> tuple[DeltaArrays, list[np.ndarray]]:
     """Return each listed delta segment's arrays per mode, and its row ids.
 
@@ -58,7 +58,7 @@ def read_deltas(
 
 
 def read_dead(
-    store: SQLiteStore, manifest: Mapping[str, Any]
+    store: StoreHandle, manifest: Mapping[str, Any]
 ) -> tuple[np.ndarray, dict[str, dict[str, int]]]:
     """Return the deleted row ids and, per mode, the deleted chunks' term counts.
 
@@ -80,7 +80,7 @@ def read_dead(
 
 
 def check_structure(
-    store: SQLiteStore, base: Mapping[str, Any], arrays: Mapping[str, Any], deltas: DeltaArrays
+    store: StoreHandle, base: Mapping[str, Any], arrays: Mapping[str, Any], deltas: DeltaArrays
 ) -> None:
     """Check the arrays' structure when the base file has no checksum (an older index), so
     damage is an error rather than a crash or a wrong result.

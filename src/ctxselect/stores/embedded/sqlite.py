@@ -10,105 +10,37 @@ state; readers never block and never see half a write. See docs/12-updates.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 
 from ctxselect.config import TEXTS_IN_MEMORY_MAX
-from ctxselect.errors import (
-    CtxselectError,
-    IndexCorruptError,
-    IndexMismatchError,
-    IndexNotFoundError,
-    NotFoundError,
-)
+from ctxselect.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError
 from ctxselect.stores.base import Snapshot
-from ctxselect.stores.embedded import disk, fields, files, integrity, opening, reads, texts
+from ctxselect.stores.embedded import disk, files, integrity, opening, reads
 from ctxselect.stores.embedded.lock import WriterLock
+from ctxselect.stores.embedded.lookups import UNREADABLE, Lookups, guarded_read
 from ctxselect.stores.embedded.rows import LazyRows, eager_table
-from ctxselect.stores.embedded.vectors import TABLE as VECTORS_TABLE
+from ctxselect.stores.embedded.schema import SCHEMA, SCHEMA_VERSION
 from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 from ctxselect.stores.embedded.writes import Writes, local_commits
-from ctxselect.types import Chunk, ChunkTable, Document, Rows, Segments
+from ctxselect.types import ChunkTable, Rows, Segments
 
-SCHEMA_VERSION = 4
 FILE_NAME = "index.sqlite"
 # WAL + FULL: a commit is durable when COMMIT returns, power loss included (with NORMAL
 # the last commits may roll back, and a base file deleted after them would be lost).
 # It costs one WAL fsync per commit: +0.1-0.2 ms on a one-document update (docs/12).
 SYNCHRONOUS = "FULL"
 
-SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL,
-    title TEXT NOT NULL, content_hash TEXT NOT NULL, text TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
-    doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
-    start INTEGER NOT NULL, "end" INTEGER NOT NULL, header TEXT NOT NULL,
-    n_tokens INTEGER NOT NULL, parent_id TEXT NOT NULL, text TEXT);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
-CREATE TABLE IF NOT EXISTS deltas (
-    seg INTEGER NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
-    data BLOB NOT NULL, PRIMARY KEY (seg, name));
-CREATE TABLE IF NOT EXISTS dead_rows (id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS dead_terms (
-    mode TEXT NOT NULL, term TEXT NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY (mode, term)) WITHOUT ROWID;
-"""
-    + VECTORS_TABLE
-    + ";"
-    + fields.TABLE
-    + ";"
-)
 
-# chunks.text is NULL when the chunk is its document's span (see ``texts``): a few rows
-# are read with SQLite slicing it (CHUNK_COLUMNS), all of them with ``texts.filled``.
-CHUNK_COLUMNS = (
-    f'c.chunk_id, c.doc_id, c.ordinal, c.start, c."end", {texts.TEXT}, c.header, c.n_tokens, '
-    "c.parent_id"
-)
-_RAW_COLUMNS = 'chunk_id, doc_id, ordinal, start, "end", text, header, n_tokens, parent_id'
-_RAW_LAYOUT = texts.Layout(ident=0, doc=1, start=3, end=4, text=5)
-
-# SQLite's messages quote damaged schema text, which may not decode as UTF-8.
-_UNREADABLE = (sqlite3.DatabaseError, UnicodeDecodeError)
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _reading(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn SQLite failures of a read into IndexCorruptError (one line, no traceback)."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except _UNREADABLE as exc:
-            store = args[0]
-            raise store.corrupt(exc) from exc  # type: ignore[attr-defined]
-
-    return wrapper
-
-
-def blob(array: np.ndarray) -> tuple[str, str, bytes]:
-    """Return (dtype, shape, bytes) of an array for a BLOB row."""
-    a = np.ascontiguousarray(array)
-    return a.dtype.str, json.dumps(a.shape), a.tobytes()
-
-
-class SQLiteStore(Writes):
+class SQLiteStore(Lookups, Writes):
     """An index in a folder: ``index.sqlite`` plus ``arrays/`` (see the module docstring).
 
     Args:
@@ -145,18 +77,6 @@ class SQLiteStore(Writes):
 
     # -- opening -----------------------------------------------------------------------
 
-    def corrupt(self, exc: BaseException) -> CtxselectError:
-        """The error for an index file SQLite cannot read (or a closed store)."""
-        if isinstance(exc, sqlite3.ProgrammingError):
-            return CtxselectError(
-                f"index {self.folder} was closed ({exc}): open it again with open_index"
-            )
-        return IndexCorruptError(
-            f"{self.path} is not a readable ctxselect index ({exc}): run `ctxselect verify "
-            f"--index {self.folder}`, or delete the folder and rebuild it with "
-            f"`ctxselect index PATH... --index {self.folder}`"
-        )
-
     def _connect(self) -> sqlite3.Connection:
         try:
             if self.readonly:  # read-only media: no journal switch, no lock files
@@ -169,7 +89,7 @@ class SQLiteStore(Writes):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except _UNREADABLE as exc:
+        except UNREADABLE as exc:
             raise self.corrupt(exc) from exc
         return conn
 
@@ -195,7 +115,7 @@ class SQLiteStore(Writes):
                     )
                     integrity.seal(self._conn)
                 return
-        except _UNREADABLE as exc:
+        except UNREADABLE as exc:
             raise self.corrupt(exc) from exc
         if version in (2, 3) and self.readonly:  # cannot be upgraded here, and need not be:
             # schema 3 only lets chunks.text be NULL, 4 only adds user fields (none here)
@@ -252,9 +172,9 @@ class SQLiteStore(Writes):
                 self._conn.execute("COMMIT")
                 disk.current().committed(self._conn, self.path, durable=SYNCHRONOUS == "FULL")
 
-    # -- manifest and documents --------------------------------------------------------
+    # -- manifest and counts (chunk and document reads: ``lookups``) --------------------
 
-    @_reading
+    @guarded_read
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest as a dict of JSON values, checked (see ``integrity``).
 
@@ -277,13 +197,13 @@ class SQLiteStore(Writes):
         )
         return bool(found.fetchone()[0])
 
-    @_reading
+    @guarded_read
     def data_version(self) -> int:
         """A number that changes when another connection commits (cheap: no file read)."""
         with self._lock:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
-    @_reading
+    @guarded_read
     def generation(self) -> int:
         """The committed generation: it grows by one with every commit."""
         with self._lock:
@@ -295,111 +215,7 @@ class SQLiteStore(Writes):
             why = "its generation is not a number"
             raise integrity.damaged(self.folder, self.path, why) from exc
 
-    @_reading
-    def doc_hashes(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
-        """Return ``{doc_id: content_hash}`` of every document, or of ``doc_ids`` only."""
-        sql = "SELECT doc_id, content_hash FROM documents"
-        with self._lock:
-            if doc_ids is None:
-                return dict(self._conn.execute(sql))
-            out: dict[str, str] = {}
-            for part in _batches(list(doc_ids)):
-                marks = ",".join("?" * len(part))
-                out.update(self._conn.execute(f"{sql} WHERE doc_id IN ({marks})", part))
-            return out
-
-    @_reading
-    def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
-        """Return the chunks of ``doc_ids`` (any order)."""
-        out: list[Chunk] = []
-        with self._lock:
-            for part in _batches(list(doc_ids)):
-                marks = ",".join("?" * len(part))
-                rows = self._conn.execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM {texts.FROM} WHERE c.doc_id IN ({marks})", part
-                )
-                out.extend(Chunk(*texts.checked(self.folder, row, 5)) for row in rows)
-        return out
-
-    def iter_chunks(self) -> Iterator[Chunk]:
-        """Yield every chunk in chunk_id order."""
-        try:
-            cursor = self._conn.execute(f"SELECT {_RAW_COLUMNS} FROM chunks ORDER BY chunk_id")
-            for row in texts.filled(self._conn, cursor, _RAW_LAYOUT, self.folder):
-                yield Chunk(*row)
-        except _UNREADABLE as exc:
-            raise self.corrupt(exc) from exc
-
-    @_reading
-    def chunk_table(self) -> ChunkTable:
-        """Return every live chunk as columns, row order = chunk_id order."""
-        with self._lock:
-            cursor = self._conn.execute(
-                'SELECT chunk_id, doc_id, start, "end", n_tokens, text, header '
-                "FROM chunks ORDER BY chunk_id"
-            )
-            layout = texts.Layout(ident=0, doc=1, start=2, end=3, text=5)
-            rows = list(texts.filled(self._conn, cursor, layout, self.folder))
-        columns = list(zip(*rows, strict=True)) if rows else [()] * 7
-        ids, docs, starts, ends, n_tokens, text, headers = (tuple(col) for col in columns)
-        return ChunkTable(ids, docs, starts, ends, n_tokens, text, headers)
-
-    @_reading
-    def get_chunk(self, chunk_id: str) -> Chunk:
-        """Return one chunk or raise NotFoundError."""
-        with self._lock:
-            row = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM {texts.FROM} WHERE c.chunk_id = ?", (chunk_id,)
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(
-                f"no chunk {chunk_id!r} in index {self.folder}: chunk ids look like "
-                f"'DOC_ID#N' and come from `ctxselect search`"
-            )
-        return Chunk(*texts.checked(self.folder, row, 5))
-
-    @_reading
-    def get_document(self, doc_id: str) -> Document:
-        """Return one document or raise NotFoundError."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT doc_id, text, title, source, content_hash, kind FROM documents "
-                "WHERE doc_id = ?",
-                (doc_id,),
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(
-                f"no document {doc_id!r} in index {self.folder}: document ids are paths "
-                f"relative to the indexed root (see `ctxselect search`)"
-            )
-        return Document(*row)
-
-    @_reading
-    def document_fields(self, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
-        """Return the metadata ``--where`` filters on of each stored one of ``doc_ids``:
-        ``kind``, ``path``, ``title`` and its user fields."""
-        with self._lock:
-            return fields.read(self._conn, doc_ids)
-
-    @_reading
-    def field_keys(self) -> list[str]:
-        """Return every metadata key the index stores (built-in ones first)."""
-        with self._lock:
-            return fields.keys(self._conn)
-
-    @_reading
-    def span_text(self, doc_id: str, start: int, end: int) -> str:
-        """Return the document's text in ``[start, end)`` without loading all of it."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT substr(text, ?, ?) FROM documents WHERE doc_id = ?",
-                (start + 1, max(0, end - start), doc_id),
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no document {doc_id!r} in index {self.folder}")
-        return str(row[0])
-
-    @_reading
+    @guarded_read
     def counts(self) -> dict[str, int]:
         """Return the number of documents, chunks and tokens (kept by every commit)."""
         counts = self.read_manifest().get("counts")
@@ -418,13 +234,6 @@ class SQLiteStore(Writes):
             p.stat().st_size for p in self.folder.glob(f"{FILE_NAME}*") if p.is_file()
         )
         return sqlite_bytes + files.file_bytes(self.folder)
-
-    @_reading
-    def live_order(self) -> np.ndarray:
-        """Return the row id of every live chunk, in chunk_id order."""
-        with self._lock:
-            ids = self._conn.execute("SELECT id FROM chunks ORDER BY chunk_id").fetchall()
-        return np.fromiter((i for (i,) in ids), dtype=np.int64, count=len(ids))
 
     # -- the committed state searches read ---------------------------------------------
 
@@ -454,7 +263,7 @@ class SQLiteStore(Writes):
                         f"`ctxselect verify --index {self.folder}` and rebuild the index"
                     ) from exc
                 seen = now
-            except _UNREADABLE as exc:
+            except UNREADABLE as exc:
                 raise self.corrupt(exc) from exc
 
     @contextmanager
@@ -546,9 +355,3 @@ class SQLiteStore(Writes):
         """Close the connection."""
         with self._lock:
             self._conn.close()
-
-
-def _batches(items: list[str], size: int = 500) -> Iterator[list[str]]:
-    """SQLite limits bound parameters per statement: query in slices."""
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

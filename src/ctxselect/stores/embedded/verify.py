@@ -21,7 +21,7 @@ from ctxselect.stores.embedded import files, integrity
 from ctxselect.stores.embedded.lock import WriterLock
 
 if TYPE_CHECKING:
-    from ctxselect.stores.embedded.sqlite import SQLiteStore
+    from ctxselect.stores.embedded.handle import StoreHandle
 
 _SHOW = 3
 _SPAN_SQL = """
@@ -36,14 +36,14 @@ def _ids(rows: list[Any]) -> str:
     return ", ".join(str(r[0]) for r in rows[:_SHOW])
 
 
-def _sqlite(store: SQLiteStore) -> list[str]:
+def _sqlite(store: StoreHandle) -> list[str]:
     found = store._conn.execute("PRAGMA integrity_check").fetchall()
     if [tuple(r) for r in found] == [("ok",)]:
         return []
     return [f"SQLite integrity check failed: {found[0][0]}"]
 
 
-def _chunks(store: SQLiteStore) -> list[str]:
+def _chunks(store: StoreHandle) -> list[str]:
     conn = store._conn
     problems = []
     orphans = conn.execute(
@@ -62,7 +62,7 @@ def _chunks(store: SQLiteStore) -> list[str]:
     return problems
 
 
-def _counts(store: SQLiteStore, manifest: Mapping[str, Any]) -> list[str]:
+def _counts(store: StoreHandle, manifest: Mapping[str, Any]) -> list[str]:
     conn = store._conn
     docs = int(conn.execute("SELECT count(*) FROM documents").fetchone()[0])
     n, tokens = conn.execute("SELECT count(*), coalesce(sum(n_tokens), 0) FROM chunks").fetchone()
@@ -141,13 +141,13 @@ def array_problems(
     return problems
 
 
-def _delta_sizes(store: SQLiteStore, segs: list[int]) -> list[int]:
+def _delta_sizes(store: StoreHandle, segs: list[int]) -> list[int]:
     """Rows of each delta segment (its ``rowids``), in the manifest's order."""
     found = dict(store._conn.execute("SELECT seg, shape FROM deltas WHERE name = 'rowids'"))
     return [int(json.loads(found[seg])[0]) if seg in found else -1 for seg in segs]
 
 
-def _segments(store: SQLiteStore) -> list[str]:
+def _segments(store: StoreHandle) -> list[str]:
     """The segments' rows are exactly the live chunks, and every array is consistent."""
     store.checksums = False  # the checksums are checked on their own: here, the structure
     try:
@@ -190,7 +190,7 @@ def _segments(store: SQLiteStore) -> list[str]:
     return problems
 
 
-def _checksums(store: SQLiteStore, manifest: Mapping[str, Any]) -> list[str]:
+def _checksums(store: StoreHandle, manifest: Mapping[str, Any]) -> list[str]:
     """Every stored checksum against the bytes: the base file (always re-read here), the
     delta segments, dead rows and dead terms."""
     problems = []
@@ -232,7 +232,7 @@ def checksum_note(manifest: Mapping[str, Any]) -> str | None:
     )
 
 
-def _structure(store: SQLiteStore) -> list[str]:
+def _structure(store: StoreHandle) -> list[str]:
     """The segment checks; arrays too damaged to be read at all are a problem, not a crash."""
     try:
         return _segments(store)
@@ -240,7 +240,7 @@ def _structure(store: SQLiteStore) -> list[str]:
         return [f"segments cannot be read ({type(exc).__name__}: {exc})"]
 
 
-def _leftovers(store: SQLiteStore) -> tuple[list[str], list[str]]:
+def _leftovers(store: StoreHandle) -> tuple[list[str], list[str]]:
     """Remove files of interrupted writes (only when no writer runs); report stray ones."""
     if store.readonly:
         return [], []
@@ -251,7 +251,7 @@ def _leftovers(store: SQLiteStore) -> tuple[list[str], list[str]]:
         return [], []  # a writer is running: its new files are not leftovers yet
 
 
-def verify_store(store: SQLiteStore) -> tuple[list[str], list[str], list[str]]:
+def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
     """Run every check; return (checks run, problems, leftover files removed)."""
     checks: list[tuple[str, Callable[[], list[str]]]] = [
         ("sqlite integrity", lambda: _sqlite(store)),
