@@ -6,48 +6,31 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ctxselect import api
 from ctxselect.agent import limits, lookups, roots
 from ctxselect.agent.grep import GrepResult
-from ctxselect.agent.grep_session import Grepped, SeenText
+from ctxselect.agent.grep_session import SeenText
 from ctxselect.agent.loading import load_index
-from ctxselect.agent.material import Ask, new_material
-from ctxselect.agent.results import Meter, received_as, shrink_context, shrink_search
-from ctxselect.agent.spans import DocSpans, Fingerprint
+from ctxselect.agent.material import Ask
+from ctxselect.agent.memory import SessionState
+from ctxselect.agent.passages import read_passage
+from ctxselect.agent.results import Meter, received_as, shrink_search
+from ctxselect.agent.select_session import empty_note, select_context
+from ctxselect.agent.spans import DocSpans
 from ctxselect.api.filters import make_filter
 from ctxselect.errors import ConfigError
 from ctxselect.types import (
     ContextResult,
     Explanation,
-    Filter,
-    Hit,
     IndexInfo,
     Passage,
     SearchResult,
-    Selection,
     WriteResult,
 )
 
 V = TypeVar("V")
-
-
-@dataclass(frozen=True, slots=True)
-class _Delivered:
-    """A chunk a session received: in which call, and which version of its text."""
-
-    call: int
-    fingerprint: Fingerprint
-
-
-@dataclass(slots=True)
-class _Session:
-    calls: int = 0
-    tokens: int = 0
-    delivered: dict[str, _Delivered] = field(default_factory=dict)
-    grepped: Grepped = field(default_factory=dict)
 
 
 class Sessions:
@@ -81,7 +64,7 @@ class Sessions:
         wire = received_as(serialize or limits.to_json)
         self.meter = Meter(self._count, wire, self.max_result_tokens)
         self.spans = DocSpans(index)
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self._lock = threading.RLock()
 
     @classmethod
@@ -160,46 +143,10 @@ class Sessions:
             mode = self._mode(mode, mmr)
             stop = lookups.check_stop(self.index, mode, stop)
             ask = Ask(query, mode, self.index.depth(budget), mmr, stop, filter)
-            hits = ask.rank(self.index)
-            known = {} if refresh else self._known(state, hits)
-            calls = {c: seen.call for c, seen in known.items()}
-            refs = self.spans.references(ask.select(self.index, hits, budget), hits, calls, budget)
-            received = set() if refresh else self._received(state)  # hits or not
-            left = budget - sum(r.tokens for r in refs)
-            selection = new_material(
-                self.spans,
-                ask,
-                hits,
-                known,
-                left,
-                received=received,
-                detail=detail,
-                promote=promote,
-            )
-            pieces = tuple(self.spans.piece(c, with_text=detail != "ids") for c in selection.chunks)
-            result = ContextResult(
-                query=query,
-                mode=ask.mode,
-                detail=detail,
-                pieces=pieces,
-                references=refs,
-                dropped=selection.dropped[: limits.SHOWN_DROPPED],
-                dropped_total=len(selection.dropped),
-                tokens_used=selection.tokens_used + sum(r.tokens for r in refs),
-                budget=budget,
-                tokens_saved=sum(r.tokens_saved for r in refs),
-                call=state.calls + 1,
-                session_tokens=0,
-                result_tokens=0,
-                max_result_tokens=self.max_result_tokens,
-                note=_context_note(hits, selection, refs, self._empty_note(filter)),
-                stop=selection.stop,
-            )
-            result = self.meter.fit(result, state.tokens, shrink_context)
-            sent = [] if detail == "ids" else [(p.doc_id, p.start, p.end) for p in result.pieces]
-            ids = [] if detail == "ids" else [c for p in result.pieces for c in p.chunk_ids]
-            self._deliver(state, result.call, result.result_tokens, sent, ids)
-            return result
+            return select_context(
+                self.spans, self.meter, state, ask, budget,
+                detail=detail, refresh=refresh, promote=promote,
+            )  # fmt: skip
 
     def search(
         self,
@@ -223,7 +170,7 @@ class Sessions:
             hits = self.index.search(
                 query, k, mode, include=filter.include, exclude=filter.exclude, where=filter.where
             )
-            known = self._known(state, hits)
+            known = state.known(self.spans, hits)
             refs = tuple(
                 self.spans.reference(h, known[h.chunk_id].call, h.n_tokens)
                 for h in hits
@@ -231,33 +178,25 @@ class Sessions:
             )
             new = tuple(h for h in hits if h.chunk_id not in known)
             used = sum(h.n_tokens for h in new) + sum(r.tokens for r in refs)
-            note = "" if hits else self._empty_note(filter) or "no chunk matches the query"
+            note = "" if hits else empty_note(self.index, filter) or "no chunk matches the query"
             result = SearchResult(
                 query, mode, k, new, refs, used, state.calls + 1, 0, 0, self.max_result_tokens, note
             )
             result = self.meter.fit(result, state.tokens, shrink_search)
             sent = [(h.doc_id, h.start, h.end) for h in result.hits]
-            self._deliver(state, result.call, result.result_tokens, sent)
+            state.deliver(self.spans, result.call, result.result_tokens, sent)
             return result
-
-    def _empty_note(self, filter: Filter) -> str:
-        """Why a search with ``filter`` found nothing ("" without a filter)."""
-        if not filter:
-            return ""
-        return self.index.filter_note(
-            include=filter.include, exclude=filter.exclude, where=filter.where
-        )
 
     def grep(self, session: str | None, pattern: str, **options: Any) -> GrepResult:
         """Grep as :func:`~ctxselect.agent.grep.grep_index`; blocks the session has come back
         as references, blocks sent count as received (:mod:`~ctxselect.agent.grep_session`)."""
         with self._lock:
             state = self._state(session)
-            had = {c: state.delivered[c].call for c in self._received(state)}
+            had = {c: state.delivered[c].call for c in state.received(self.spans)}
             seen = SeenText(self.index, had, state.grepped)
             result = seen.grep(pattern, options, self.meter, state.calls + 1, state.tokens)
             sent = [(b.doc_id, b.start, b.end) for b in result.blocks]
-            self._deliver(state, result.call, result.result_tokens, sent)
+            state.deliver(self.spans, result.call, result.result_tokens, sent)
             return result
 
     def get_chunk(self, session: str | None, chunk_id: str) -> Passage:
@@ -273,8 +212,15 @@ class Sessions:
             seen = state.delivered.get(chunk_id)
             note = f"already provided in call {seen.call}; sent again as asked" if seen else ""
             size = len(self.index.get_document(chunk.doc_id).text)
-            return self._read(
-                state, chunk.doc_id, (chunk.start, chunk.end), size, chunk.header, note
+            return read_passage(
+                self.spans,
+                self.meter,
+                state,
+                chunk.doc_id,
+                (chunk.start, chunk.end),
+                size,
+                chunk.header,
+                note,
             )
 
     def get_document(
@@ -298,7 +244,10 @@ class Sessions:
             stop = size if end is None else min(end, size)
             if stop < start:
                 raise ConfigError(f"end {end} is before start {start}: pass end >= start")
-            return self._read(self._state(session), doc_id, (start, stop), size, doc.title, "")
+            state = self._state(session)
+            return read_passage(
+                self.spans, self.meter, state, doc_id, (start, stop), size, doc.title, ""
+            )
 
     def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
         """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
@@ -363,102 +312,14 @@ class Sessions:
     def _mode(self, mode: str | None, mmr: float | None = None) -> str:
         return lookups.resolve_mode(self.index, mode or self.default_mode, mmr)
 
-    def _state(self, session: str | None) -> _Session:
+    def _state(self, session: str | None) -> SessionState:
         """The session's state; None gets a throwaway one, so nothing is remembered."""
         if session is None:
-            return _Session()
+            return SessionState()
         state = self._sessions.get(session)
         if state is None:
-            state = self._sessions[session] = _Session()
+            state = self._sessions[session] = SessionState()
             while len(self._sessions) > self.max_sessions:
                 self._sessions.popitem(last=False)
         self._sessions.move_to_end(session)
         return state
-
-    def _has(self, state: _Session, chunk_id: str) -> bool:
-        """Whether the session received this version of a live chunk."""
-        seen = state.delivered.get(chunk_id)
-        return seen is not None and seen.fingerprint == self.spans.fingerprint(chunk_id)
-
-    def _known(self, state: _Session, hits: Sequence[Hit]) -> dict[str, _Delivered]:
-        """Hits the session received whose text has not changed since."""
-        ids = [h.chunk_id for h in hits if self._has(state, h.chunk_id)]
-        return {c: state.delivered[c] for c in ids}
-
-    def _received(self, state: _Session) -> set[str]:
-        """Every live chunk the session received whose text has not changed since."""
-        live = self.index.table.row_of
-        return {c for c in state.delivered if c in live and self._has(state, c)}
-
-    def _deliver(
-        self,
-        state: _Session,
-        call: int,
-        tokens: int,
-        sent: Sequence[tuple[str, int, int]],
-        ids: Sequence[str] = (),
-    ) -> None:
-        """Record a call: its size, and every chunk inside ``sent`` or in ``ids`` as received."""
-        state.calls = call
-        state.tokens += tokens
-        chunk_ids = [c for span in sent for c in self.spans.covered(*span)]
-        for chunk_id in dict.fromkeys([*chunk_ids, *ids]):
-            state.delivered[chunk_id] = _Delivered(call, self.spans.fingerprint(chunk_id))
-
-    def _read(
-        self,
-        state: _Session,
-        doc_id: str,
-        span: tuple[int, int],
-        size: int,
-        header: str,
-        note: str,
-    ) -> Passage:
-        """A passage of ``span`` cut to MAX_SPAN_CHARS and the cap, recorded as sent."""
-        start, end = span
-
-        def passage(stop: int) -> Passage:
-            text = self.index.span_text(doc_id, start, stop)
-            first, last = self.spans.lines(doc_id, start, stop)
-            cut = f"cut at {stop}: continue with start={stop}" if stop < end else ""
-            return Passage(
-                doc_id,
-                start,
-                stop,
-                first,
-                last,
-                size,
-                header,
-                self.spans.covered(doc_id, start, stop),
-                self._count(text),
-                stop < end,
-                stop if stop < size else None,
-                text,
-                state.calls + 1,
-                0,
-                0,
-                self.max_result_tokens,
-                "; ".join(p for p in (note, cut) if p),
-            )
-
-        def shorter(p: Passage) -> Passage | None:
-            if p.end <= start:
-                return None
-            ratio = min(0.9, 0.9 * self.max_result_tokens / max(1, p.result_tokens))
-            return passage(start + int((p.end - start) * ratio))
-
-        result = self.meter.fit(
-            passage(min(end, start + limits.MAX_SPAN_CHARS)), state.tokens, shorter
-        )
-        self._deliver(state, result.call, result.result_tokens, [(doc_id, start, result.end)])
-        return result
-
-
-def _context_note(
-    hits: Sequence[Hit], selection: Selection, refs: Sequence[object], empty: str = ""
-) -> str:
-    if not hits:
-        return empty or "no chunk matches the query"
-    if not selection.chunks and refs:
-        return "all the best chunks were already provided (refresh=true sends them again)"
-    return selection.note

@@ -1,0 +1,85 @@
+"""``select`` in a session: chunks the session already has come back as references.
+
+The plain selection's chunks that the session received (unchanged since) are sent as
+references; the budget they would have used goes to new material (see
+:func:`ctxselect.agent.material.new_material`). The result is fitted under the cap, and
+what it sends counts as received (nothing with ``detail="ids"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxselect.agent import limits
+from ctxselect.agent.material import Ask, new_material
+from ctxselect.agent.memory import SessionState
+from ctxselect.agent.results import Meter, shrink_context
+from ctxselect.agent.spans import DocSpans
+from ctxselect.api.read import Index
+from ctxselect.types import ContextResult, Filter, Hit, Selection
+
+
+def select_context(
+    spans: DocSpans,
+    meter: Meter,
+    state: SessionState,
+    ask: Ask,
+    budget: int,
+    *,
+    detail: str,
+    refresh: bool,
+    promote: bool,
+) -> ContextResult:
+    """Select for ``ask`` within ``budget`` minus what ``state`` has; record what is sent."""
+    index = spans.index
+    hits = ask.rank(index)
+    known = {} if refresh else state.known(spans, hits)
+    calls = {c: seen.call for c, seen in known.items()}
+    refs = spans.references(ask.select(index, hits, budget), hits, calls, budget)
+    received = set() if refresh else state.received(spans)  # hits or not
+    left = budget - sum(r.tokens for r in refs)
+    selection = new_material(
+        spans, ask, hits, known, left, received=received, detail=detail, promote=promote
+    )
+    pieces = tuple(spans.piece(c, with_text=detail != "ids") for c in selection.chunks)
+    result = ContextResult(
+        query=ask.query,
+        mode=ask.mode,
+        detail=detail,
+        pieces=pieces,
+        references=refs,
+        dropped=selection.dropped[: limits.SHOWN_DROPPED],
+        dropped_total=len(selection.dropped),
+        tokens_used=selection.tokens_used + sum(r.tokens for r in refs),
+        budget=budget,
+        tokens_saved=sum(r.tokens_saved for r in refs),
+        call=state.calls + 1,
+        session_tokens=0,
+        result_tokens=0,
+        max_result_tokens=meter.cap,
+        note=context_note(hits, selection, refs, empty_note(index, ask.filter)),
+        stop=selection.stop,
+    )
+    result = meter.fit(result, state.tokens, shrink_context)
+    sent = [] if detail == "ids" else [(p.doc_id, p.start, p.end) for p in result.pieces]
+    ids = [] if detail == "ids" else [c for p in result.pieces for c in p.chunk_ids]
+    state.deliver(spans, result.call, result.result_tokens, sent, ids)
+    return result
+
+
+def empty_note(index: Index, filter: Filter) -> str:
+    """Why a search with ``filter`` found nothing ("" without a filter)."""
+    if not filter:
+        return ""
+    return index.filter_note(include=filter.include, exclude=filter.exclude, where=filter.where)
+
+
+def context_note(
+    hits: Sequence[Hit], selection: Selection, refs: Sequence[object], empty: str = ""
+) -> str:
+    """The note of a session-aware selection: why it is empty, or the selection's own."""
+    if not hits:
+        return empty or "no chunk matches the query"
+    if not selection.chunks and refs:
+        return "all the best chunks were already provided (refresh=true sends them again)"
+    return selection.note
