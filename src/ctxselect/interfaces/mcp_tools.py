@@ -66,57 +66,75 @@ WhereT = Annotated[
 ]
 
 
-def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
-    cap = service.max_result_tokens
+QueryT = Annotated[str, text_field("A question or keywords.", agent.MAX_QUERY_CHARS)]
+ChunkIdT = Annotated[str, text_field("A chunk id (DOC_ID#N) from a result.", agent.MAX_ID_CHARS)]
+DetailT = Annotated[
+    str,
+    Field(
+        description="snippets: the selected chunks (adjacent ones merged); full: each "
+        "widened to its enclosing section when that fits; ids: ids, spans and costs only.",
+        json_schema_extra={"enum": list(agent.DETAILS)},
+    ),
+]
+RefreshT = Annotated[bool, Field(description="Send chunks this session already received again.")]
+MmrT = Annotated[
+    float | None,
+    Field(
+        description="Diversity: reorder the ranked chunks by maximal marginal relevance "
+        "with this lambda from 0 to 1 (1: relevance only; 0.5-0.7 drops near-duplicates). "
+        "Needs an index with dense vectors; default: off.",
+        json_schema_extra={"minimum": 0, "maximum": 1},
+    ),
+]
+PromoteT = Annotated[
+    bool,
+    Field(
+        description="Send a whole section instead of its selected chunks when at least "
+        "two, and half, of its chunks were selected and it fits the budget."
+    ),
+]
+StopT = Annotated[
+    str | float,
+    Field(
+        description="Where to stop before the budget is full: auto (the threshold "
+        "tuning chose, or the largest score gap on an uncalibrated index), none (fill "
+        "the budget), or a P(relevant) threshold from 0 to 1."
+    ),
+]
+
+
+def _mode_type() -> Any:
+    """The ``mode`` argument's type, listing the modes registered when the server is built."""
     modes = ", ".join(api.names("mode"))
-    query_t = Annotated[str, text_field("A question or keywords.", agent.MAX_QUERY_CHARS)]
-    mode_t = Annotated[
+    return Annotated[
         str | None, Field(description=f"Retrieval mode: {modes}; default: the index's.")
     ]
-    chunk_t = Annotated[str, text_field("A chunk id (DOC_ID#N) from a result.", agent.MAX_ID_CHARS)]
+
+
+def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
+    """Register the read-only tools: select, search, get_chunk, get_document, explain, info."""
+    mode_t = _mode_type()
+    _add_select_tool(server, service, mode_t)
+    _add_search_tool(server, service, mode_t)
+    _add_reading_tools(server, service, mode_t)
+
+
+def _add_select_tool(server: StrictServer, service: agent.Sessions, mode_t: Any) -> None:
+    """Register ``select``: context under a token budget, never repeated in a session."""
+    cap = service.max_result_tokens
 
     def select(
-        query: query_t,
+        query: QueryT,
         ctx: Context,
         budget: Annotated[
             int, int_field("Tokens of context to return, framing included.", agent.MIN_BUDGET, cap)
         ] = agent.DEFAULT_BUDGET,
         mode: mode_t = None,
-        detail: Annotated[
-            str,
-            Field(
-                description="snippets: the selected chunks (adjacent ones merged); full: each "
-                "widened to its enclosing section when that fits; ids: ids, spans and costs only.",
-                json_schema_extra={"enum": list(agent.DETAILS)},
-            ),
-        ] = "snippets",
-        refresh: Annotated[
-            bool, Field(description="Send chunks this session already received again.")
-        ] = False,
-        mmr: Annotated[
-            float | None,
-            Field(
-                description="Diversity: reorder the ranked chunks by maximal marginal relevance "
-                "with this lambda from 0 to 1 (1: relevance only; 0.5-0.7 drops near-duplicates). "
-                "Needs an index with dense vectors; default: off.",
-                json_schema_extra={"minimum": 0, "maximum": 1},
-            ),
-        ] = None,
-        promote: Annotated[
-            bool,
-            Field(
-                description="Send a whole section instead of its selected chunks when at least "
-                "two, and half, of its chunks were selected and it fits the budget."
-            ),
-        ] = False,
-        stop: Annotated[
-            str | float,
-            Field(
-                description="Where to stop before the budget is full: auto (the threshold "
-                "tuning chose, or the largest score gap on an uncalibrated index), none (fill "
-                "the budget), or a P(relevant) threshold from 0 to 1."
-            ),
-        ] = api.DEFAULT_STOP,
+        detail: DetailT = "snippets",
+        refresh: RefreshT = False,
+        mmr: MmrT = None,
+        promote: PromoteT = False,
+        stop: StopT = api.DEFAULT_STOP,
         include: IncludeT = (),
         exclude: ExcludeT = (),
         where: WhereT = (),
@@ -152,8 +170,14 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
             )
         )
 
+    register(server, select, "Select context under a token budget", READ_ONLY)
+
+
+def _add_search_tool(server: StrictServer, service: agent.Sessions, mode_t: Any) -> None:
+    """Register ``search``: the k best chunks for a query."""
+
     def search(
-        query: query_t,
+        query: QueryT,
         ctx: Context,
         k: Annotated[int, int_field("How many chunks to rank.", 1, agent.MAX_K)] = (
             agent.DEFAULT_SEARCH_K
@@ -173,7 +197,13 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         filters = {"include": include, "exclude": exclude, "where": where}
         return call(lambda: service.search(key, query, k, mode, **filters))
 
-    def get_chunk(chunk_id: chunk_t, ctx: Context) -> Passage:
+    register(server, search, "Search chunks", READ_ONLY)
+
+
+def _add_reading_tools(server: StrictServer, service: agent.Sessions, mode_t: Any) -> None:
+    """Register ``get_chunk``, ``get_document``, ``explain`` and ``info``."""
+
+    def get_chunk(chunk_id: ChunkIdT, ctx: Context) -> Passage:
         """Return one chunk's text, with its document, span and line numbers."""
         key = session_key(ctx)
         return call(lambda: service.get_chunk(key, chunk_id))
@@ -192,7 +222,7 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         return call(lambda: service.get_document(key, doc_id, start, end))
 
     def explain(
-        query: query_t, chunk_id: chunk_t, ctx: Context, mode: mode_t = None
+        query: QueryT, chunk_id: ChunkIdT, ctx: Context, mode: mode_t = None
     ) -> Explanation:
         """Take a chunk's score for a query apart, term by term (tf, df, idf, contribution)."""
         key = session_key(ctx)
@@ -208,8 +238,6 @@ def add_read_tools(server: StrictServer, service: agent.Sessions) -> None:
         f"characters and within the result cap; next_start says where to continue."
     )
     tools: list[tuple[Callable[..., Any], str]] = [
-        (select, "Select context under a token budget"),
-        (search, "Search chunks"),
         (get_chunk, "Read a chunk"),
         (get_document, "Read a document span"),
         (explain, "Explain a score"),

@@ -1,32 +1,24 @@
-"""Index and read-path commands: index, search, select, explain, chunk, info."""
+"""Read-path commands: search, select, explain, chunk, info.
+
+``index`` is in :mod:`~ctxselect.interfaces.cli.indexing`; importing this module
+registers it too, and the flags these commands share are in
+:mod:`~ctxselect.interfaces.cli.options`.
+"""
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 import click
 
 from ctxselect import api, config
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
-from ctxselect.api import modes, write
+from ctxselect.api import write
 from ctxselect.api.project import ProjectConfig
-from ctxselect.api.watch import watch_paths
-from ctxselect.config import (
-    DEFAULT_ANN_THRESHOLD,
-    DEFAULT_CHUNK_SIZE,
-    DEFAULT_CHUNKER,
-    DEFAULT_FORMAT,
-    DEFAULT_K,
-    DEFAULT_PACKER,
-    DEFAULT_TOKENIZER,
-    DEFAULT_WATCH_INTERVAL,
-    BM25Params,
-    ChunkSpec,
+from ctxselect.config import DEFAULT_FORMAT, DEFAULT_K, DEFAULT_PACKER
+from ctxselect.interfaces.cli import (
+    indexing,  # noqa: F401  (registers `index`)
+    render,
 )
-from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.main import (
-    F,
     check_budget,
     choices,
     cli,
@@ -35,255 +27,17 @@ from ctxselect.interfaces.cli.main import (
     index_option,
     json_option,
     mode_option,
-    progress_enabled,
     to_jsonable,
 )
 from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.options import (
+    check_stop_option,
+    chunk_options,
+    chunk_spec,
+    mmr_option,
+    rerank_option,
+)
 from ctxselect.interfaces.cli.project import render_sources, setting_sources
-from ctxselect.interfaces.cli.store import (
-    follow_symlinks_option,
-    report_extra,
-    wait_option,
-)
-from ctxselect.types import IndexReport
-
-DENSE_EXTRA = "pip install 'ctxselect[dense]'"
-
-
-def embedder_choices() -> str:
-    """Registered embedder names plus ``none``, for help texts."""
-    return ", ".join([*api.names("embedder"), "none"])
-
-
-def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -> str | float:
-    """Turn a bad --stop into a usage error listing the valid values."""
-    from ctxselect.errors import ConfigError
-
-    try:
-        return api.check_stop(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc), param=param) from None
-
-
-def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
-    """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
-    from ctxselect.agent import check_mmr as check
-    from ctxselect.errors import ConfigError
-
-    try:
-        return check(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def mmr_option(func: F) -> F:
-    """Add ``--mmr LAMBDA`` (diversity-aware reordering of the ranked chunks)."""
-    return click.option(
-        "--mmr",
-        type=float,
-        default=None,
-        metavar="LAMBDA",
-        callback=check_mmr,
-        help="Reorder the ranked chunks by maximal marginal relevance with this LAMBDA from 0 "
-        "to 1 (1: relevance only; lower: fewer near-duplicates). Needs dense vectors (index "
-        "--embedder).",
-    )(func)
-
-
-def rerank_option(func: F) -> F:
-    """Add ``--rerank-model PATH`` (a cross-encoder on disk)."""
-    return click.option(
-        "--rerank-model",
-        type=click.Path(),
-        default=None,
-        metavar="PATH",
-        help="Rerank the ranked chunks with the cross-encoder saved in this folder first "
-        "(config.json, weights, tokenizer; needs pip install 'ctxselect[rerank]').",
-    )(func)
-
-
-def chunk_options(func: F) -> F:
-    """Add the chunking flags shared by ``index``, ``chunk`` and ``eval``."""
-    func = click.option(
-        "--chunker", default=None, help=f"{choices('chunker')} (default {DEFAULT_CHUNKER})."
-    )(func)
-    func = click.option(
-        "--size",
-        type=number(config.CHUNK_SIZE),
-        default=None,
-        help=f"Chunk size: tokens, or characters for paragraph (default {DEFAULT_CHUNK_SIZE}).",
-    )(func)
-    func = click.option(
-        "--overlap", type=number(config.OVERLAP), default=None, help="Overlap in tokens."
-    )(func)
-    return click.option(
-        "--tokenizer", default=None, help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER})."
-    )(func)
-
-
-def chunk_spec(
-    chunker: str | None, size: int | None, overlap: int | None, tokenizer: str | None
-) -> ChunkSpec | None:
-    """Build a ChunkSpec from flags, or None when no flag was given (keep the index's)."""
-    if chunker is None and size is None and overlap is None and tokenizer is None:
-        return None
-    default = ChunkSpec()
-    return ChunkSpec(
-        chunker=chunker or DEFAULT_CHUNKER,
-        size=size if size is not None else DEFAULT_CHUNK_SIZE,
-        overlap=overlap if overlap is not None else 0,
-        tokenizer=tokenizer or default.tokenizer,
-    )
-
-
-@cli.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@index_option
-@chunk_options
-@click.option("--k1", type=number(config.K1), default=None, help="BM25 k1, 0-10 (default 1.5).")
-@click.option("--b", "b", type=number(config.B), default=None, help="BM25 b, 0-1 (default 0.75).")
-@click.option(
-    "--identifiers/--no-identifiers",
-    default=None,
-    help="BM25 also indexes the parts of camelCase, snake_case and kebab-case identifiers "
-    "(default: off; on lifts code retrieval). Milvus ranks bm25 on its server only without.",
-)
-@click.option(
-    "--max-bytes",
-    type=number(config.MAX_BYTES),
-    default=write.DEFAULT_MAX_BYTES,
-    help="Skip larger files.",
-)
-@click.option(
-    "--embedder",
-    default=None,
-    metavar="NAME",
-    help=f"Add dense vectors (modes {' and '.join(modes.embedding_modes())}) with this embedder: "
-    f"{embedder_choices()} "
-    f"(none drops them; default: the index's own, none for a new index). minilm needs "
-    f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in for tests.",
-)
-@click.option(
-    "--ann-threshold",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
-    f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
-)
-@click.option(
-    "--embed-long",
-    type=click.Choice(modes.EMBED_LONG),
-    default=None,
-    help="How the embedder (--embedder, or the index's own) embeds a chunk longer than its "
-    "model reads (minilm: 256 word pieces): truncate (only its start; the default) or "
-    "windows (whole, as pooled windows; more embedding work). A change re-embeds the index.",
-)
-@follow_symlinks_option
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    metavar="N",
-    help="Chunk and embed new documents on N worker processes (1: in this process). The "
-    "index is the same as with 1.",
-)
-@click.option(
-    "--executor",
-    type=click.Choice(write.executor_names()),
-    default=write.DEFAULT_EXECUTOR,
-    show_default=True,
-    help="Where the workers run: local (processes on this machine) or ray (a Ray cluster; "
-    "needs pip install 'ctxselect[ray]').",
-)
-@click.option(
-    "--ray-address",
-    default=None,
-    metavar="ADDR",
-    envvar="CTXSELECT_RAY_ADDRESS",
-    help="With --executor ray: the cluster's address (ray://HOST:10001, HOST:6379, auto; "
-    "env CTXSELECT_RAY_ADDRESS); default: a local Ray on 127.0.0.1.",
-)
-@click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
-@click.option(
-    "--interval",
-    type=number(config.WATCH_INTERVAL),
-    default=DEFAULT_WATCH_INTERVAL,
-    show_default=True,
-    metavar="SECONDS",
-    help="With --watch: seconds between two looks at the files.",
-)
-@wait_option
-@json_option
-def index(
-    paths: tuple[str, ...],
-    index: str | None,
-    chunker: str | None,
-    size: int | None,
-    overlap: int | None,
-    tokenizer: str | None,
-    k1: float | None,
-    b: float | None,
-    identifiers: bool | None,
-    max_bytes: int,
-    embedder: str | None,
-    ann_threshold: int | None,
-    embed_long: str | None,
-    follow_symlinks: bool,
-    workers: int,
-    executor: str,
-    ray_address: str | None,
-    watch: bool,
-    interval: float,
-    wait: float,
-    as_json: bool,
-) -> None:
-    """Index PATHS (files, folders, BEIR corpus.jsonl), touching only what changed.
-
-    New, modified, deleted and renamed files are found by content hash; without PATHS
-    the index's own roots are re-scanned. Searches keep working while it runs.
-    With --embedder, chunks are also embedded (once: vectors are kept by content hash)
-    for the dense and hybrid modes. With --workers N, chunking and embedding run on N
-    processes (here, or on a Ray cluster with --executor ray); this one still writes.
-    """
-    bm25 = None
-    if k1 is not None or b is not None or identifiers is not None:
-        base = BM25Params()
-        bm25 = BM25Params(
-            k1=base.k1 if k1 is None else k1,
-            b=base.b if b is None else b,
-            identifiers=base.identifiers if identifiers is None else identifiers,
-        )
-    options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
-        chunk=chunk_spec(chunker, size, overlap, tokenizer),
-        bm25=bm25,
-        max_bytes=max_bytes,
-        embedder=embedder,
-        ann_threshold=ann_threshold,
-        embed_long=embed_long,
-        follow_symlinks=follow_symlinks,
-        workers=workers,
-        executor=executor,
-        ray_address=ray_address,
-        progress=progress_enabled(),
-        wait=wait,
-    )
-
-    def show(report: IndexReport) -> None:
-        if as_json:
-            click.echo(json.dumps(to_jsonable(report), ensure_ascii=False))  # one line per run
-            return
-        extra = report_extra(report)
-        click.echo(render.index_report(report) + (f"\n{extra}" if extra else ""))
-
-    if not watch:
-        report = write.index_paths(paths, index, **options)
-        emit_json(report) if as_json else show(report)
-        return
-    click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
-    runs = watch_paths(paths, index, interval=interval, on_report=show, **options)
-    click.echo(f"stopped watching after {runs} index run(s)", err=True)
 
 
 @cli.command()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import click
 
-from ctxselect.interfaces.cli import agent, commands, experiments, grep, store, tune  # noqa: F401  (register commands)
-from ctxselect.interfaces.cli.main import cli
+from ctxselect.interfaces.cli.main import cli, register_commands
+
+register_commands()
 
 HEADER = """# CLI reference
 

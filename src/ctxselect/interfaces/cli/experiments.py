@@ -1,4 +1,8 @@
-"""Measuring commands: eval, lab, sweep, cost and compare."""
+"""Measuring commands: eval, lab and compare.
+
+``sweep`` and ``cost`` are in :mod:`~ctxselect.interfaces.cli.sweep`; importing this
+module registers them too.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,10 @@ import click
 
 from ctxselect import config
 from ctxselect.api import evaluate
-from ctxselect.api import sweep as sweeps
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
-from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.commands import (
-    DENSE_EXTRA,
-    check_stop_option,
-    chunk_options,
-    chunk_spec,
-    embedder_choices,
+from ctxselect.interfaces.cli import (
+    render_measure,
+    sweep,  # noqa: F401  (registers `sweep` and `cost`)
 )
 from ctxselect.interfaces.cli.main import (
     choices,
@@ -25,19 +24,16 @@ from ctxselect.interfaces.cli.main import (
     progress_enabled,
 )
 from ctxselect.interfaces.cli.numbers import number, number_list
-
-budget_list = number_list(config.BUDGET)
-
-
-LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged directly."
-
-
-def in_memory_embedder_help(what: str) -> str:
-    """Help of --embedder for commands that build dense and hybrid in memory."""
-    return (
-        f"Embed chunks and queries for {what}: {choices('embedder')}. minilm needs "
-        f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in."
-    )
+from ctxselect.interfaces.cli.options import (
+    DENSE_EXTRA,
+    LEVEL_HELP,
+    budget_list,
+    check_stop_option,
+    chunk_options,
+    chunk_spec,
+    embedder_choices,
+    in_memory_embedder_help,
+)
 
 
 @cli.command("eval")
@@ -169,7 +165,7 @@ def eval_cmd(
         exclude=exclude,
         where=where,
     )
-    emit_json(result) if as_json else click.echo(render.eval_result(result))
+    emit_json(result) if as_json else click.echo(render_measure.eval_result(result))
 
 
 @cli.command()
@@ -239,193 +235,7 @@ def lab(
         tokenizer=tokenizer,
         embedder=embedder,
     )
-    emit_json(report) if as_json else click.echo(render.lab_report(report))
-
-
-@cli.command()
-@click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
-@click.option(
-    "--queries", required=True, type=click.Path(), help="BEIR queries.jsonl, or lab JSONL."
-)
-@click.option("--qrels", type=click.Path(), default=None, help="BEIR qrels TSV or TREC qrels.")
-@click.option("--spans", type=click.Path(), default=None, help="Span labels JSONL (not qrels).")
-@click.option("--grid", "grid_file", type=click.Path(), default=None, help="Grid TOML file.")
-@click.option("--chunkers", default=None, help=f"Comma-separated: {choices('chunker')}.")
-@click.option(
-    "--sizes",
-    multiple=True,
-    help="Chunk sizes for every chunker (128,256,512) or one (paragraph:800,1600); repeatable.",
-)
-@click.option(
-    "--modes",
-    default=None,
-    help=f"Comma-separated: {choices('mode')} (dense and hybrid need --embedder).",
-)
-@click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
-@click.option("--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 250,500.")
-@click.option(
-    "--stops",
-    default=None,
-    help="Comma-separated stop rules: none (fill the budget), auto, or P(relevant) "
-    "thresholds; calibrated out of sample, 5 folds by query (default none).",
-)
-@click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
-@click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
-@click.option(
-    "--embedder",
-    default=None,
-    metavar="NAME",
-    help=in_memory_embedder_help("the modes dense and hybrid")
-    + " Vectors are kept in the results folder.",
-)
-@click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
-@click.option(
-    "--metrics",
-    default=",".join(sweeps.SWEEP_METRICS),
-    show_default=True,
-    help="Ranking metrics (name@k).",
-)
-@click.option(
-    "--knee-metric",
-    type=click.Choice(sweeps.KNEE_METRICS),
-    default=sweeps.DEFAULT_KNEE_METRIC,
-    show_default=True,
-    help="Find knees on recall@Bt (fraction of relevant documents selected) or hit@Bt "
-    "(answer in context).",
-)
-@click.option(
-    "--gain-per-1k",
-    type=float,
-    default=sweeps.DEFAULT_GAIN_PER_1K,
-    show_default=True,
-    help="Least knee-metric gain per 1,000 tokens sent once; the knee's "
-    "δ = gain × (1 + (T - 1) × c).",
-)
-@click.option(
-    "--epsilon",
-    type=float,
-    default=sweeps.DEFAULT_EPSILON,
-    show_default=True,
-    help="Differences in the knee metric treated as ties between configurations.",
-)
-@click.option(
-    "--turns", type=int, default=sweeps.DEFAULT_TURNS, show_default=True, help="Turns T (cost)."
-)
-@click.option(
-    "--cache-factor",
-    type=float,
-    default=sweeps.CACHED_FACTOR,
-    show_default=True,
-    help="Price factor c of re-sent tokens (cost).",
-)
-@click.option("--out", default=None, metavar="DIR", help="Results folder (reused on re-runs).")
-@click.option("--name", default=None, help="Dataset name in the report (default: folder name).")
-@click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
-@click.option(
-    "--recommend", is_flag=True, help="Print only the recommended budget (the overall knee)."
-)
-@json_option
-def sweep(
-    corpus: str,
-    queries: str,
-    qrels: str | None,
-    spans: str | None,
-    grid_file: str | None,
-    chunkers: str | None,
-    sizes: tuple[str, ...],
-    modes: str | None,
-    packers: str | None,
-    budgets: tuple[int, ...],
-    stops: str | None,
-    tokenizer: str | None,
-    fmt: str | None,
-    embedder: str | None,
-    level: str,
-    metrics: str,
-    knee_metric: str,
-    gain_per_1k: float,
-    epsilon: float,
-    turns: int,
-    cache_factor: float,
-    out: str | None,
-    name: str | None,
-    no_plots: bool,
-    recommend: bool,
-    as_json: bool,
-) -> None:
-    """Sweep chunker x size x mode x packer x budget x stop; write results, plots, report.html.
-
-    Prints the tables in the lab's layout (stdout) and where the report is (stderr).
-    Re-running with the same --out reuses every configuration already measured. Dense
-    and hybrid (--embedder) keep their vectors there too; another embedder measures
-    them again. --stops none,auto also measures selections that stop early, and the
-    report plots recall against mean tokens used for each stop rule.
-    """
-    grid = sweeps.sweep_grid(
-        grid_file,
-        chunkers=chunkers,
-        sizes=sizes,
-        modes=modes,
-        packers=packers,
-        budgets=budgets,
-        tokenizer=tokenizer,
-        format=fmt,
-        stops=stops,
-    )
-    report = sweeps.run_sweep(
-        corpus,
-        queries,
-        qrels=qrels,
-        spans=spans,
-        grid=grid,
-        out=out,
-        name=name,
-        level=level,
-        metrics=metrics,
-        epsilon=epsilon,
-        turns=turns,
-        cache_factor=cache_factor,
-        knee_metric=knee_metric,
-        gain_per_1k=gain_per_1k,
-        embedder=embedder,
-        plots=not no_plots,
-        progress=progress_enabled(),
-    )
-    if recommend:
-        data = render.recommendation_data(report)
-        emit_json(data) if as_json else click.echo(data["budget"])
-    else:
-        emit_json(report) if as_json else click.echo(sweeps.sweep_tables(report), nl=False)
-    click.echo(render.sweep_footer(report), err=True)
-
-
-@cli.command()
-@click.option("--budget", type=number(config.BUDGET), required=True, help="Tokens selected (B).")
-@click.option(
-    "--turns",
-    type=int,
-    default=sweeps.DEFAULT_TURNS,
-    show_default=True,
-    help="Turns the context stays, the first included.",
-)
-@click.option(
-    "--cache-factor",
-    type=float,
-    default=sweeps.CACHED_FACTOR,
-    show_default=True,
-    help="Price of a re-sent token: 0.1 cached, 1.0 uncached.",
-)
-@click.option(
-    "--knee", type=number(config.BUDGET), default=None, help="Knee of the budget sweep (surplus)."
-)
-@json_option
-def cost(budget: int, turns: int, cache_factor: float, knee: int | None, as_json: bool) -> None:
-    """Print the tokens a selection is billed over a session: B x (1 + (T - 1) x c).
-
-    With --knee K, also the surplus over the knee: (B - K) x (1 + (T - 1) x c).
-    """
-    result = evaluate.session_cost(budget, turns, cache_factor, knee)
-    emit_json(result) if as_json else click.echo(render.session_cost(result))
+    emit_json(report) if as_json else click.echo(render_measure.lab_report(report))
 
 
 @cli.command()
@@ -468,4 +278,4 @@ def compare(
         permutations=permutations,
         seed=seed,
     )
-    emit_json(result) if as_json else click.echo(render.comparison(result))
+    emit_json(result) if as_json else click.echo(render_measure.comparison(result))

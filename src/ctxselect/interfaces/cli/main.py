@@ -174,8 +174,21 @@ def cli(ctx: click.Context, debug: bool, config_file: str | None, no_config: boo
         ctx.obj["project"] = apply_project_config(ctx, config_file)
 
 
+def register_commands() -> None:
+    """Import every command module, so that each adds its commands to :data:`cli`."""
+    from ctxselect.interfaces.cli import (  # noqa: F401  (register commands)
+        agent,
+        commands,
+        experiments,
+        grep,
+        indexing,
+        store,
+        sweep,
+        tune,
+    )
+
+
 def main() -> None:
     """Entry point of the ``ctxselect`` script."""
-    from ctxselect.interfaces.cli import agent, commands, experiments, grep, store, tune  # noqa: F401  (register commands)
-
+    register_commands()
     cli(prog_name="ctxselect")

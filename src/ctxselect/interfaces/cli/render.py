@@ -1,4 +1,8 @@
-"""Human-readable text for the CLI's default (non ``--json``) output."""
+"""Human-readable text for the CLI's default (non ``--json``) output.
+
+The measuring commands' text (tune, eval, lab, sweep, cost, compare) is in
+:mod:`~ctxselect.interfaces.cli.render_measure`.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxselect.agent.examples import ExampleSelection
-from ctxselect.api.evaluate import Comparison, EvalResult, LabReport, SessionCost
-from ctxselect.api.modes import fusion_modes
-from ctxselect.api.sweep import SweepReport
-from ctxselect.api.tune import TuningReport
 from ctxselect.config import FuseSpec
 from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
-
-
-def render_table(rows: Sequence[Any]) -> str:
-    """Align rows that know their ``headers()`` and ``cells()`` as a text table."""
-    if not rows:
-        return "(no rows)"
-    grid = [rows[0].headers(), *(row.cells() for row in rows)]
-    widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]))]
-    lines = [
-        "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in grid
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def _preview(text: str, width: int = 72) -> str:
@@ -251,96 +238,6 @@ def dense_settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def tuning_report(report: TuningReport, *, written: bool) -> str:
-    """What ``tune`` chose, how it does out of sample, per fold, and what it changed."""
-    metric = report.metric
-    versus = "  ".join(f"{name} {value:.4f}" for name, value in report.baselines.items())
-    lines = [
-        f"{report.index}: tuned hybrid fusion on {report.n_queries} labeled queries, "
-        f"{report.grid_size} settings, {len(report.folds)}-fold cross-validation (seed "
-        f"{report.seed})",
-        f"chosen:        {report.spec.label()} (depth {report.spec.depth})"
-        + ("" if report.mode in fusion_modes() else f" for hybrid; {report.mode} alone to use"),
-        f"{'cv ' + metric + ':':<15}{report.cv:.4f} out of sample "
-        f"(fold mean {report.cv_fold_mean:.4f} ± {report.fold_std:.4f} fold to fold; "
-        f"in sample {report.in_sample:.4f})",
-        f"baselines:     {versus} (untuned, same queries)",
-        "",
-        f"{'fold':>4}  {'spec':<24}  {'train':>6}  {'test':>6}  {'n':>4}",
-    ]
-    fused = fusion_modes()
-    lines.extend(
-        f"{f.fold:>4}  {f.spec.label() if f.mode in fused else f.mode + ' alone':<24}  "
-        f"{f.train:>6.4f}  {f.test:>6.4f}  {f.n_test:>4}"
-        for f in report.folds
-    )
-    lines += [
-        "",
-        f"default mode:  {report.default_mode} (the simplest choice within one SE of the "
-        "best: plain RRF, then keyword or dense alone, then the other settings)",
-        "written to the index: search, select and the MCP server use this fusion for hybrid"
-        if written
-        else "dry run: nothing was written to the index",
-    ]
-    return "\n".join(lines)
-
-
-def eval_result(result: EvalResult) -> str:
-    """Metric values and what the evaluation covered."""
-    lines = [
-        f"{result.corpus}: {result.documents} documents, {result.chunks} chunks, "
-        f"mode {result.mode}, {result.n_queries} queries, {result.label_kind} labels, "
-        f"{result.level} level, run {result.depth} deep"
-        + (f", embedder {result.embedder}" if result.embedder else ""),
-    ]
-    if result.filter:
-        lines.append(f"filter: {result.filter}")
-    if result.budgets:
-        lines.append(
-            f"budgets: {', '.join(map(str, result.budgets))} tokens ({result.packer} packer, "
-            f"framing included), stop {result.stop}"
-            + (f", calibration {result.calibration}" if result.calibration else "")
-        )
-    width = max((len(name) for name in result.metrics), default=0)
-    for name, value in result.metrics.items():
-        shown = f"{value:.1f}" if name.startswith(("tokens_used@", "chunks@")) else f"{value:.4f}"
-        lines.append(f"  {name:<{width}}  {shown}")
-    counts = [
-        (result.excluded_no_relevant, "excluded (no judged-relevant document)"),
-        (result.missing_from_run, "queries with no hit (scored 0)"),
-        (result.unknown_queries_in_qrels, "judged queries missing from the queries file"),
-        (result.unknown_docs_in_qrels or 0, "judged documents not in the corpus"),
-        (result.spans_beyond_text, "spans ending past their document's text"),
-    ]
-    lines.extend(f"{what}: {n}" for n, what in counts if n)
-    if result.per_query_path:
-        lines.append(f"per-query values written to {result.per_query_path}")
-    lines.append(
-        f"index {result.index_seconds:.2f} s, search {result.search_seconds:.2f} s"
-        + (f", run written to {result.run_path}" if result.run_path else "")
-    )
-    return "\n".join(lines)
-
-
-def lab_report(report: LabReport) -> str:
-    """The chapter's two tables."""
-    parts = [
-        f"Chunk-size sweep on {report.corpus} ({report.n_queries} labeled queries, "
-        f"paragraph chunks, mode {report.mode}):",
-        render_table(report.size_rows),
-        "",
-        f"Budget table ({report.budget_chunk_chars}-character chunks, {report.packer} fill, "
-        f"tokens in {report.tokenizer}, framing included):",
-        render_table(report.budget_rows),
-    ]
-    if report.unmatched_labels:
-        parts.append(
-            "labels matching no document (those queries can never be answered): "
-            + ", ".join(report.unmatched_labels)
-        )
-    return "\n".join(parts)
-
-
 def examples_summary(selection: ExampleSelection) -> str:
     """One line (for stderr) on the examples chosen and what they cost."""
     line = (
@@ -357,74 +254,3 @@ def mcp_banner(info: IndexInfo, tools: Sequence[str], transport: str, cap: int) 
         f"ctxselect mcp: serving {info.index} ({info.documents} documents, {info.chunks} "
         f"chunks) over {transport}; results capped at {cap} tokens; tools: {', '.join(tools)}"
     )
-
-
-def sweep_footer(report: SweepReport) -> str:
-    """Where the sweep wrote its report, and what it measured or reused (for stderr)."""
-    return (
-        f"-- {report.computed} configuration(s) measured, {report.reused} reused, "
-        f"{report.seconds:.1f} s; report: {report.out}/report.html"
-    )
-
-
-def recommendation_data(report: SweepReport) -> dict[str, Any]:
-    """The recommended budget, whose knee it is, and every configuration's knee."""
-    return {
-        "budget": report.recommended.budget,
-        "configuration": report.recommended_configuration,
-        "recall": report.recommended.recall,
-        "metric": report.recommended.metric,
-        "at_edge": report.recommended.at_edge,
-        "next_budget": report.recommended.next_budget,
-        "gain_after": report.recommended.gain_after,
-        "delta": report.recommended.delta,
-        "epsilon": report.epsilon,
-        "knees": {c.label: c.knee.budget for c in report.curves},
-    }
-
-
-def session_cost(result: SessionCost) -> str:
-    """The billed tokens and, with a knee, the surplus."""
-    lines = [
-        f"budget {result.budget:,} tokens kept for {result.turns} turn(s) at cache factor "
-        f"{result.cache_factor:g}: factor 1 + ({result.turns} - 1) x {result.cache_factor:g} "
-        f"= {result.factor:g}",
-        f"billed over the session: {result.billed:,.0f} tokens",
-    ]
-    if result.knee is not None and result.surplus is not None:
-        lines.append(f"surplus over the knee {result.knee:,}: {result.surplus:,.0f} tokens")
-    return "\n".join(lines)
-
-
-def comparison(result: Comparison) -> str:
-    """A row per metric: means, difference, p-value, wins/ties/losses; then the test."""
-    header = ("metric", "A", "B", "A - B", "p", "wins", "ties", "losses")
-    grid = [header] + [
-        (
-            m.metric,
-            f"{m.mean_a:.4f}",
-            f"{m.mean_b:.4f}",
-            f"{m.difference:+.4f}",
-            f"{m.p_value:.4f}",
-            str(m.wins),
-            str(m.ties),
-            str(m.losses),
-        )
-        for m in result.metrics
-    ]
-    widths = [max(len(row[i]) for row in grid) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in grid]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines += [
-        f"A = {result.run_a}, B = {result.run_b}; {result.n_queries} judged queries; wins "
-        "count queries where A scores higher.",
-        f"p: two-sided paired randomization test, {result.permutations:,} permutations, "
-        f"seed {result.seed}.",
-    ]
-    counts = [
-        (result.missing_from_a, "judged queries missing from A (scored 0)"),
-        (result.missing_from_b, "judged queries missing from B (scored 0)"),
-        (result.excluded_no_relevant, "run queries excluded (no judged-relevant document)"),
-    ]
-    lines.extend(f"{what}: {n}" for n, what in counts if n)
-    return "\n".join(lines)

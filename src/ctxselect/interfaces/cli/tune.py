@@ -17,7 +17,7 @@ from ctxselect.api.calibrate import (
 )
 from ctxselect.api.tune import DEFAULT_FOLDS, DEFAULT_METRIC, TuningReport, tune_index
 from ctxselect.errors import InputError
-from ctxselect.interfaces.cli import render
+from ctxselect.interfaces.cli import render_measure
 from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.store import wait_option
@@ -144,7 +144,7 @@ def tune(
         emit_json(_as_json(report, calibration, skipped))
         return
     if report is not None:
-        click.echo(render.tuning_report(report, written=write))
+        click.echo(render_measure.tuning_report(report, written=write))
     else:
         click.echo(
             f"fusion not tuned: the index has no dense vectors (add them with `ctxselect index "

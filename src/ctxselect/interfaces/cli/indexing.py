@@ -1,0 +1,181 @@
+"""The ``index`` command: build or update an index, once or while files change (--watch)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ctxselect import config
+from ctxselect.api import modes, write
+from ctxselect.api.watch import watch_paths
+from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params
+from ctxselect.interfaces.cli import render
+from ctxselect.interfaces.cli.main import (
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+    progress_enabled,
+    to_jsonable,
+)
+from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.options import (
+    DENSE_EXTRA,
+    chunk_options,
+    chunk_spec,
+    embedder_choices,
+)
+from ctxselect.interfaces.cli.store import follow_symlinks_option, report_extra, wait_option
+from ctxselect.types import IndexReport
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@index_option
+@chunk_options
+@click.option("--k1", type=number(config.K1), default=None, help="BM25 k1, 0-10 (default 1.5).")
+@click.option("--b", "b", type=number(config.B), default=None, help="BM25 b, 0-1 (default 0.75).")
+@click.option(
+    "--identifiers/--no-identifiers",
+    default=None,
+    help="BM25 also indexes the parts of camelCase, snake_case and kebab-case identifiers "
+    "(default: off; on lifts code retrieval). Milvus ranks bm25 on its server only without.",
+)
+@click.option(
+    "--max-bytes",
+    type=number(config.MAX_BYTES),
+    default=write.DEFAULT_MAX_BYTES,
+    help="Skip larger files.",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    metavar="NAME",
+    help=f"Add dense vectors (modes {' and '.join(modes.embedding_modes())}) with this embedder: "
+    f"{embedder_choices()} "
+    f"(none drops them; default: the index's own, none for a new index). minilm needs "
+    f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in for tests.",
+)
+@click.option(
+    "--ann-threshold",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
+    f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
+)
+@click.option(
+    "--embed-long",
+    type=click.Choice(modes.EMBED_LONG),
+    default=None,
+    help="How the embedder (--embedder, or the index's own) embeds a chunk longer than its "
+    "model reads (minilm: 256 word pieces): truncate (only its start; the default) or "
+    "windows (whole, as pooled windows; more embedding work). A change re-embeds the index.",
+)
+@follow_symlinks_option
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Chunk and embed new documents on N worker processes (1: in this process). The "
+    "index is the same as with 1.",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(write.executor_names()),
+    default=write.DEFAULT_EXECUTOR,
+    show_default=True,
+    help="Where the workers run: local (processes on this machine) or ray (a Ray cluster; "
+    "needs pip install 'ctxselect[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    envvar="CTXSELECT_RAY_ADDRESS",
+    help="With --executor ray: the cluster's address (ray://HOST:10001, HOST:6379, auto; "
+    "env CTXSELECT_RAY_ADDRESS); default: a local Ray on 127.0.0.1.",
+)
+@click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
+@click.option(
+    "--interval",
+    type=number(config.WATCH_INTERVAL),
+    default=DEFAULT_WATCH_INTERVAL,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --watch: seconds between two looks at the files.",
+)
+@wait_option
+@json_option
+def index(
+    paths: tuple[str, ...],
+    index: str | None,
+    chunker: str | None,
+    size: int | None,
+    overlap: int | None,
+    tokenizer: str | None,
+    k1: float | None,
+    b: float | None,
+    identifiers: bool | None,
+    max_bytes: int,
+    embedder: str | None,
+    ann_threshold: int | None,
+    embed_long: str | None,
+    follow_symlinks: bool,
+    workers: int,
+    executor: str,
+    ray_address: str | None,
+    watch: bool,
+    interval: float,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Index PATHS (files, folders, BEIR corpus.jsonl), touching only what changed.
+
+    New, modified, deleted and renamed files are found by content hash; without PATHS
+    the index's own roots are re-scanned. Searches keep working while it runs.
+    With --embedder, chunks are also embedded (once: vectors are kept by content hash)
+    for the dense and hybrid modes. With --workers N, chunking and embedding run on N
+    processes (here, or on a Ray cluster with --executor ray); this one still writes.
+    """
+    bm25 = None
+    if k1 is not None or b is not None or identifiers is not None:
+        base = BM25Params()
+        bm25 = BM25Params(
+            k1=base.k1 if k1 is None else k1,
+            b=base.b if b is None else b,
+            identifiers=base.identifiers if identifiers is None else identifiers,
+        )
+    options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
+        chunk=chunk_spec(chunker, size, overlap, tokenizer),
+        bm25=bm25,
+        max_bytes=max_bytes,
+        embedder=embedder,
+        ann_threshold=ann_threshold,
+        embed_long=embed_long,
+        follow_symlinks=follow_symlinks,
+        workers=workers,
+        executor=executor,
+        ray_address=ray_address,
+        progress=progress_enabled(),
+        wait=wait,
+    )
+
+    def show(report: IndexReport) -> None:
+        if as_json:
+            click.echo(json.dumps(to_jsonable(report), ensure_ascii=False))  # one line per run
+            return
+        extra = report_extra(report)
+        click.echo(render.index_report(report) + (f"\n{extra}" if extra else ""))
+
+    if not watch:
+        report = write.index_paths(paths, index, **options)
+        emit_json(report) if as_json else show(report)
+        return
+    click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
+    runs = watch_paths(paths, index, interval=interval, on_report=show, **options)
+    click.echo(f"stopped watching after {runs} index run(s)", err=True)

@@ -1,0 +1,116 @@
+"""Flags and flag parsers shared by several commands: chunking, reranking, stopping, budgets.
+
+The ``index``, read-path and measuring commands take these from here, so each flag has
+one help text and one check wherever it appears.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ctxselect import api, config
+from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_TOKENIZER, ChunkSpec
+from ctxselect.interfaces.cli.main import F, choices
+from ctxselect.interfaces.cli.numbers import number, number_list
+
+DENSE_EXTRA = "pip install 'ctxselect[dense]'"
+
+
+def embedder_choices() -> str:
+    """Registered embedder names plus ``none``, for help texts."""
+    return ", ".join([*api.names("embedder"), "none"])
+
+
+def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -> str | float:
+    """Turn a bad --stop into a usage error listing the valid values."""
+    from ctxselect.errors import ConfigError
+
+    try:
+        return api.check_stop(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+
+
+def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
+    from ctxselect.agent import check_mmr as check
+    from ctxselect.errors import ConfigError
+
+    try:
+        return check(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def mmr_option(func: F) -> F:
+    """Add ``--mmr LAMBDA`` (diversity-aware reordering of the ranked chunks)."""
+    return click.option(
+        "--mmr",
+        type=float,
+        default=None,
+        metavar="LAMBDA",
+        callback=check_mmr,
+        help="Reorder the ranked chunks by maximal marginal relevance with this LAMBDA from 0 "
+        "to 1 (1: relevance only; lower: fewer near-duplicates). Needs dense vectors (index "
+        "--embedder).",
+    )(func)
+
+
+def rerank_option(func: F) -> F:
+    """Add ``--rerank-model PATH`` (a cross-encoder on disk)."""
+    return click.option(
+        "--rerank-model",
+        type=click.Path(),
+        default=None,
+        metavar="PATH",
+        help="Rerank the ranked chunks with the cross-encoder saved in this folder first "
+        "(config.json, weights, tokenizer; needs pip install 'ctxselect[rerank]').",
+    )(func)
+
+
+def chunk_options(func: F) -> F:
+    """Add the chunking flags shared by ``index``, ``chunk`` and ``eval``."""
+    func = click.option(
+        "--chunker", default=None, help=f"{choices('chunker')} (default {DEFAULT_CHUNKER})."
+    )(func)
+    func = click.option(
+        "--size",
+        type=number(config.CHUNK_SIZE),
+        default=None,
+        help=f"Chunk size: tokens, or characters for paragraph (default {DEFAULT_CHUNK_SIZE}).",
+    )(func)
+    func = click.option(
+        "--overlap", type=number(config.OVERLAP), default=None, help="Overlap in tokens."
+    )(func)
+    return click.option(
+        "--tokenizer", default=None, help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER})."
+    )(func)
+
+
+def chunk_spec(
+    chunker: str | None, size: int | None, overlap: int | None, tokenizer: str | None
+) -> ChunkSpec | None:
+    """Build a ChunkSpec from flags, or None when no flag was given (keep the index's)."""
+    if chunker is None and size is None and overlap is None and tokenizer is None:
+        return None
+    default = ChunkSpec()
+    return ChunkSpec(
+        chunker=chunker or DEFAULT_CHUNKER,
+        size=size if size is not None else DEFAULT_CHUNK_SIZE,
+        overlap=overlap if overlap is not None else 0,
+        tokenizer=tokenizer or default.tokenizer,
+    )
+
+
+budget_list = number_list(config.BUDGET)
+
+
+LEVEL_HELP = "doc: documents ranked by their best chunk; chunk: chunks judged directly."
+
+
+def in_memory_embedder_help(what: str) -> str:
+    """Help of --embedder for commands that build dense and hybrid in memory."""
+    return (
+        f"Embed chunks and queries for {what}: {choices('embedder')}. minilm needs "
+        f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in."
+    )
