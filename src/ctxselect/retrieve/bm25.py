@@ -31,10 +31,10 @@ from ctxselect.retrieve._sparse import (
     QueryTerms,
     SparseRetriever,
     dedupe,
-    encode_vocab,
     explain_terms,
     index_corpus,
     postings_from_arrays,
+    raw_arrays,
 )
 from ctxselect.retrieve.analyze import BM25Analyzer
 from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
@@ -92,11 +92,7 @@ def bm25_weights(postings: Postings, params: BM25Params) -> np.ndarray:
 def bm25_arrays(postings: Postings, params: BM25Params) -> dict[str, np.ndarray]:
     """The arrays :meth:`BM25Retriever.arrays` returns, straight from postings."""
     return {
-        "vocab": encode_vocab(postings.vocab),
-        "indptr": postings.indptr,
-        "rows": postings.rows,
-        "tfs": postings.tfs,
-        "lengths": postings.lengths,
+        **raw_arrays(postings),
         "weights": bm25_weights(postings, params).astype(np.float32),
         "params": params_array(params),
     }

@@ -27,10 +27,10 @@ from ctxselect.retrieve._sparse import (
     QueryTerms,
     SparseRetriever,
     add_in_order,
-    encode_vocab,
     explain_terms,
     index_corpus,
     postings_from_arrays,
+    raw_arrays,
 )
 from ctxselect.retrieve.analyze import Analyzer, TfidfAnalyzer
 from ctxselect.types import ChunkTable, Explanation, Rows, TermExplanation
@@ -100,14 +100,7 @@ class TfidfRetriever(SparseRetriever):
         df = np.diff(postings.indptr)
         probe._idf = np.log(n / df) if len(df) else np.zeros(0)
         weights = probe._compute_weights(postings)
-        return {
-            "vocab": encode_vocab(postings.vocab),
-            "indptr": postings.indptr,
-            "rows": postings.rows,
-            "tfs": postings.tfs,
-            "lengths": postings.lengths,
-            "weights": np.ascontiguousarray(weights, dtype=np.float32),
-        }
+        return {**raw_arrays(postings), "weights": np.ascontiguousarray(weights, dtype=np.float32)}
 
     @classmethod
     def build(cls, table: ChunkTable, **params: Any) -> TfidfRetriever:
