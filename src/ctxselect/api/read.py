@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxselect import budget as _budget
@@ -18,15 +18,14 @@ from ctxselect import rerank as _rerank
 from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
 from ctxselect.api import filters as _filters
-from ctxselect.api.filtered import FilteredReader
 from ctxselect.api.filters import Globs, Where
+from ctxselect.api.searching import SearchingReader
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
 from ctxselect.budget.stop import DEFAULT_STOP, check_stop
 from ctxselect.config import (
     DEFAULT_FORMAT,
-    DEFAULT_K,
     DEFAULT_PACKER,
     resolve_index_dir,
 )
@@ -41,7 +40,6 @@ from ctxselect.stores import Store, open_store
 from ctxselect.types import (
     Chunk,
     Document,
-    Explanation,
     Filter,
     Hit,
     IndexInfo,
@@ -61,95 +59,17 @@ def open_index(
     return Index(open_store(resolve_index_dir(index)), embedder=embedder)
 
 
-class Index(FilteredReader):
+class Index(SearchingReader):
     """An opened index: search, select, explain and inspect.
 
     Every call reads the newest committed generation (see :class:`GenerationReader`);
-    filters restrict the rows it ranks (see :class:`FilteredReader`).
+    filters restrict the rows it ranks (see :class:`FilteredReader`); search and explain
+    come from :class:`SearchingReader`.
     """
 
     def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
         super().__init__(store, embedder=embedder)
         self._rerankers: dict[str, _rerank.Reranker] = {}
-        # (the settings they were read from, the calibrations by mode): parsed once per
-        # generation, not on every search
-        self._calibrations: tuple[object, dict[str, _calibration.Calibration]] = (None, {})
-
-    def search(
-        self,
-        query: str,
-        k: int = DEFAULT_K,
-        mode: str | None = None,
-        *,
-        include: Globs = None,
-        exclude: Globs = None,
-        where: Where = None,
-    ) -> list[Hit]:
-        """Return the ``k`` best chunks for ``query``, best first.
-
-        Each hit carries its calibrated ``p_relevant`` when the index is calibrated for
-        the mode (``ctxselect tune``). ``include``/``exclude`` (gitignore globs over doc
-        ids) and ``where`` (``key=value`` over stored metadata) restrict the ranking
-        itself, so ``k`` hits come back whenever ``k`` matching chunks score; when none
-        does, :meth:`filter_note` says why.
-
-        Raises:
-            ConfigError: An invalid glob or ``where`` condition, or a ``where`` key the
-                index does not store.
-        """
-        return self._search(query, k, mode, _filters.make_filter(include, exclude, where))
-
-    def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
-        retriever = self.retriever(mode)
-        calibration = self.calibration(mode)
-        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
-        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
-        if self._lazy:
-            hits = self._pinned(lambda r: self._ranked_many(r, {"": query}, depth, filter), mode)
-        else:
-            hits = self._ranked_many(retriever, {"": query}, depth, filter)
-        return _calibration.with_p(hits[""], calibration)[:k]
-
-    def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
-        """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
-        self._snapshot()  # reloads the manifest if a newer generation committed
-        settings = self.settings
-        read_from, found = self._calibrations
-        if read_from is not settings:
-            found = _calibration.calibrations(settings.calibration)
-            self._calibrations = (settings, found)
-        return found.get(str(mode or settings.default_mode))
-
-    def search_many(
-        self,
-        queries: Mapping[str, str],
-        k: int = DEFAULT_K,
-        mode: str | None = None,
-        *,
-        include: Globs = None,
-        exclude: Globs = None,
-        where: Where = None,
-    ) -> dict[str, list[Hit]]:
-        """Return ``{qid: hits}`` for every query (filtered as :meth:`search` filters)."""
-        filter = _filters.make_filter(include, exclude, where)
-        retriever = self.retriever(mode)
-        if self._lazy:
-            return self._pinned(lambda r: self._ranked_many(r, queries, k, filter), mode)
-        return self._ranked_many(retriever, queries, k, filter)
-
-    def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
-        """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
-        retriever = self.retriever(mode)
-        if self._lazy:
-            return self._pinned(lambda r: r.explain(query, chunk_id), mode)
-        return retriever.explain(query, chunk_id)
-
-    def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
-        """Explain the ``k`` best chunks for ``query`` (with P(relevant) when calibrated)."""
-        return [
-            dataclasses.replace(self.explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
-            for h in self.search(query, k, mode)
-        ]
 
     def select(
         self,

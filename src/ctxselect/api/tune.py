@@ -20,9 +20,8 @@ does it in memory over a :class:`ChunkTable`.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,25 +29,33 @@ from typing import Any
 import numpy as np
 
 from ctxselect import eval as _eval
+from ctxselect.api.fusion_candidates import (
+    CONVEX_WEIGHTS,
+    DEFAULT_METRIC,
+    RRF_KS,
+    RRF_WEIGHTS,
+    SINGLES,
+    complexity,
+    default_grid,
+    per_query_scores,
+)
+
+# tune_fusion calls these through this module's names: the tests and bench/tuning_noise.py
+# patch them here, as they patch _choose
+from ctxselect.api.fusion_candidates import baselines as _baselines
+from ctxselect.api.fusion_candidates import grid_scores as _grid_scores
+from ctxselect.api.fusion_candidates import single_scores as _single_scores
 from ctxselect.api.read import open_index
-from ctxselect.config import DEFAULT_FUSE_DEPTH, DEFAULT_MODE, FuseSpec
+from ctxselect.config import DEFAULT_MODE, FuseSpec
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.folds import DEFAULT_FOLDS, fold_of
 from ctxselect.eval.one_se import one_se_choice
 from ctxselect.retrieve.bm25 import BM25Retriever
 from ctxselect.retrieve.dense import DenseRetriever, Encoder
-from ctxselect.retrieve.fuse import Pool, fuse_pool
 from ctxselect.retrieve.hybrid import HybridRetriever
 from ctxselect.retrieve.modes import build_mode
-from ctxselect.types import ChunkTable, Qrels, Rows
-
-DEFAULT_METRIC = "ndcg@10"
-RRF_KS = (5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
-RRF_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
-CONVEX_WEIGHTS = tuple(round(0.05 * i, 2) for i in range(21))
-SINGLES = ("keyword", DenseRetriever.mode)
-"""Candidates beside the grid: each side's own ranking alone (report ``mode`` names)."""
+from ctxselect.types import ChunkTable, Qrels
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,63 +122,6 @@ class TuningReport:
     default_mode: str = ""
     mode: str = HybridRetriever.mode
     fold_std: float = 0.0
-
-
-def _doc_of(table: Rows) -> Callable[[int], str]:
-    """row -> doc_id; a lazily read table is asked per row (pools are small)."""
-    doc_ids = getattr(table, "doc_ids", None)
-    if doc_ids is not None:
-        return doc_ids.__getitem__
-    return lambda row: table.hit(row, 0, 0.0).doc_id
-
-
-def complexity(spec: FuseSpec) -> tuple[float, ...]:
-    """Sort key from simplest to most complex: how far ``spec`` is from plain RRF.
-
-    Plain RRF (k = 60, equal weights) first, then RRF by distance of the weight from 0.5,
-    then of ``ln(k / 60)``; then convex, ``minmax`` before ``zscore``, each by distance of
-    the weight from 0.5 (convex at weight 0 or 1 is nearly one side alone: last).
-    """
-    if spec.method == "rrf":
-        return (0.0, round(abs(spec.weight - 0.5), 6), round(abs(math.log(spec.k / 60.0)), 6))
-    return (1.0, float(spec.norm != "minmax"), round(abs(spec.weight - 0.5), 6))
-
-
-def default_grid(depth: int = DEFAULT_FUSE_DEPTH) -> list[FuseSpec]:
-    """Return the specs tuning tries, simplest first (:func:`complexity`): plain RRF first.
-
-    Among specs within one SE of the best, the one-SE rule keeps the earliest, so with
-    nothing measurably to gain tuning keeps plain RRF.
-    """
-    grid = [FuseSpec("rrf", k, weight=w, depth=depth) for k in RRF_KS for w in RRF_WEIGHTS]
-    grid += [
-        FuseSpec("convex", norm=norm, weight=w, depth=depth)
-        for norm in ("minmax", "zscore")
-        for w in CONVEX_WEIGHTS
-    ]
-    return sorted(grid, key=complexity)
-
-
-def per_query_scores(
-    hybrid: HybridRetriever,
-    pools: Mapping[str, Pool],
-    qrels: Qrels,
-    spec: FuseSpec,
-    metric: str = DEFAULT_METRIC,
-) -> dict[str, float]:
-    """Return ``{qid: metric}`` of the documents ranked by fusing ``pools`` with ``spec``.
-
-    A document's score is that of its best chunk (chunk runs are judged as documents).
-    """
-    doc_of = _doc_of(hybrid.table)
-    run: dict[str, dict[str, float]] = {}
-    for qid, items in pools.items():
-        scores: dict[str, float] = {}
-        for row, score in fuse_pool(items, spec):
-            scores.setdefault(doc_of(row), score)
-        run[qid] = scores
-    report = _eval.evaluate(run, qrels, [metric])
-    return {qid: values[metric] for qid, values in report.per_query.items()}
 
 
 def tune_fusion(
@@ -282,60 +232,6 @@ def _choose(table: np.ndarray, n_grid: int) -> tuple[int, int]:
 
 def _mode_of(row: int, n_grid: int) -> str:
     return HybridRetriever.mode if row < n_grid else SINGLES[row - n_grid]
-
-
-def _grid_scores(
-    hybrid: HybridRetriever,
-    found: Mapping[str, Pool],
-    qrels: Qrels,
-    grid: Sequence[FuseSpec],
-    metric: str,
-) -> list[dict[str, float]]:
-    return [per_query_scores(hybrid, found, qrels, spec, metric) for spec in grid]
-
-
-def _single_scores(
-    hybrid: HybridRetriever, found: Mapping[str, Pool], qrels: Qrels, metric: str
-) -> dict[str, dict[str, float]]:
-    """Per-query metric of each side's own ranking alone, keyed by :data:`SINGLES`."""
-    doc_of = _doc_of(hybrid.table)
-    out = {}
-    for side in SINGLES:
-        run: dict[str, dict[str, float]] = {}
-        for qid, items in found.items():
-            ranks = items.keyword_rank if side == "keyword" else items.dense_rank
-            listed = np.flatnonzero(ranks > 0)
-            order = listed[np.argsort(ranks[listed])]
-            run[qid] = {}
-            for i, row in enumerate(items.keys[order].tolist()):
-                run[qid].setdefault(doc_of(row), float(len(order) - i))
-        per_query = _eval.evaluate(run, qrels, [metric]).per_query
-        out[side] = {qid: values[metric] for qid, values in per_query.items()}
-    return out
-
-
-def _baselines(
-    hybrid: HybridRetriever,
-    found: Mapping[str, Pool],
-    qrels: Qrels,
-    metric: str,
-    singles: np.ndarray,
-) -> dict[str, float]:
-    """Untuned means: each side alone (``singles``, rows in :data:`SINGLES` order), plain RRF."""
-    out = {side: float(scores.mean()) for side, scores in zip(SINGLES, singles, strict=True)}
-    rrf = per_query_scores(hybrid, found, qrels, FuseSpec(depth=_depth(found)), metric)
-    out["rrf"] = float(np.mean(list(rrf.values())))
-    return out
-
-
-def _depth(found: Mapping[str, Pool]) -> int:
-    return max(
-        (
-            int(max(p.keyword_rank.max(initial=0), p.dense_rank.max(initial=0)))
-            for p in found.values()
-        ),
-        default=1,
-    )
 
 
 def tune(
@@ -474,6 +370,11 @@ def _summary(
 
 
 __all__ = [
+    "CONVEX_WEIGHTS",
+    "DEFAULT_METRIC",
+    "RRF_KS",
+    "RRF_WEIGHTS",
+    "SINGLES",
     "FoldResult",
     "TuningReport",
     "complexity",

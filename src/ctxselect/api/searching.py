@@ -1,0 +1,109 @@
+"""The search verbs of the read path: ranked chunks with their calibrated P(relevant).
+
+:class:`SearchingReader` adds ``search``, ``search_many``, ``explain`` and the stored
+P(relevant) calibration to a :class:`FilteredReader`; :class:`ctxselect.api.read.Index`
+builds selection and inspection on top of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from ctxselect import embed as _embed
+from ctxselect.api import filters as _filters
+from ctxselect.api.filtered import FilteredReader
+from ctxselect.api.filters import Globs, Where
+from ctxselect.budget import calibration as _calibration
+from ctxselect.config import DEFAULT_K
+from ctxselect.stores import Store
+from ctxselect.types import Explanation, Filter, Hit
+
+
+class SearchingReader(FilteredReader):
+    """A :class:`FilteredReader` that searches and explains, with P(relevant) when calibrated."""
+
+    def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
+        super().__init__(store, embedder=embedder)
+        # (the settings they were read from, the calibrations by mode): parsed once per
+        # generation, not on every search
+        self._calibrations: tuple[object, dict[str, _calibration.Calibration]] = (None, {})
+
+    def search(
+        self,
+        query: str,
+        k: int = DEFAULT_K,
+        mode: str | None = None,
+        *,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
+    ) -> list[Hit]:
+        """Return the ``k`` best chunks for ``query``, best first.
+
+        Each hit carries its calibrated ``p_relevant`` when the index is calibrated for
+        the mode (``ctxselect tune``). ``include``/``exclude`` (gitignore globs over doc
+        ids) and ``where`` (``key=value`` over stored metadata) restrict the ranking
+        itself, so ``k`` hits come back whenever ``k`` matching chunks score; when none
+        does, :meth:`filter_note` says why.
+
+        Raises:
+            ConfigError: An invalid glob or ``where`` condition, or a ``where`` key the
+                index does not store.
+        """
+        return self._search(query, k, mode, _filters.make_filter(include, exclude, where))
+
+    def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
+        retriever = self.retriever(mode)
+        calibration = self.calibration(mode)
+        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
+        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
+        if self._lazy:
+            hits = self._pinned(lambda r: self._ranked_many(r, {"": query}, depth, filter), mode)
+        else:
+            hits = self._ranked_many(retriever, {"": query}, depth, filter)
+        return _calibration.with_p(hits[""], calibration)[:k]
+
+    def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
+        """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
+        self._snapshot()  # reloads the manifest if a newer generation committed
+        settings = self.settings
+        read_from, found = self._calibrations
+        if read_from is not settings:
+            found = _calibration.calibrations(settings.calibration)
+            self._calibrations = (settings, found)
+        return found.get(str(mode or settings.default_mode))
+
+    def search_many(
+        self,
+        queries: Mapping[str, str],
+        k: int = DEFAULT_K,
+        mode: str | None = None,
+        *,
+        include: Globs = None,
+        exclude: Globs = None,
+        where: Where = None,
+    ) -> dict[str, list[Hit]]:
+        """Return ``{qid: hits}`` for every query (filtered as :meth:`search` filters)."""
+        filter = _filters.make_filter(include, exclude, where)
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: self._ranked_many(r, queries, k, filter), mode)
+        return self._ranked_many(retriever, queries, k, filter)
+
+    def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
+        """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
+        retriever = self.retriever(mode)
+        if self._lazy:
+            return self._pinned(lambda r: r.explain(query, chunk_id), mode)
+        return retriever.explain(query, chunk_id)
+
+    def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
+        """Explain the ``k`` best chunks for ``query`` (with P(relevant) when calibrated)."""
+        return [
+            dataclasses.replace(self.explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
+            for h in self.search(query, k, mode)
+        ]
+
+
+__all__ = ["SearchingReader"]
