@@ -377,7 +377,9 @@ def _speed_lines(results: list[dict[str, Any]]) -> list[str]:
         "is the model alone on one query. ctxselect keeps numpy's BLAS on one thread once "
         "the model loads, so that idle BLAS threads do not compete with torch's for the "
         "cores; the second row per dataset sets BLAS back to numpy's default (one thread per "
-        "core) for comparison. Milliseconds, median / p95.",
+        "core) for comparison. bm25 runs just after the other modes' query embeddings (a "
+        "numpy forward pass that leaves the CPU caches cold), so its figure is several times "
+        "a loop of bm25 searches alone. Milliseconds, median / p95.",
         "",
         "| dataset | BLAS threads | bm25 | dense | hybrid | dense ANN | query embedding |",
         "|---|---|---:|---:|---:|---:|---:|",
@@ -417,6 +419,9 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     model = make_embedder("minilm", threads=THREADS)
+    # Passages load torch on first use: load it here, or the first dataset's throughput
+    # would count the load (queries never need it: they run through numpy).
+    model.embed(["a passage to load the passage model"])
     cache = FileVectorCache(CACHE)
     results = []
     for name in DATASETS:
