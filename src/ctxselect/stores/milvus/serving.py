@@ -36,7 +36,6 @@ side's statistics are those of the vector collection's rows (embedded chunks onl
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -50,12 +49,12 @@ from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
-from ctxselect.stores.milvus.snapshots import LazyArrays
+from ctxselect.stores.milvus.servable import RRF_K_MAX as RRF_K_MAX
+from ctxselect.stores.milvus.servable import has_vectors, plain_rrf, same_bm25, vectors_shape
 from ctxselect.types import Explanation, Hit
 
 SERVE_ENV = "CTXSELECT_MILVUS_SERVE"
 SERVABLE = ("bm25", "dense", "hybrid")
-RRF_K_MAX = 16384  # Milvus 2.5 takes RRF k in (0, 16384)
 _NOT_IN_MAX = 5000  # dead ids put in the filter; above, the search fetches more and drops
 
 
@@ -64,9 +63,9 @@ def served_modes(store: Any, snapshot: Snapshot) -> tuple[str, ...]:
     wanted = os.environ.get(SERVE_ENV, ",".join(SERVABLE)).lower()
     asked = {m.strip() for m in wanted.split(",") if m.strip()}
     modes = [m for m in SERVABLE if m in asked and (m in snapshot.segments or m == "hybrid")]
-    if "bm25" in modes and not _same_bm25(store.layout.get("bm25"), snapshot.manifest):
+    if "bm25" in modes and not same_bm25(store.layout.get("bm25"), snapshot.manifest):
         modes.remove("bm25")
-    if "dense" in modes and not _has_vectors(store, snapshot):
+    if "dense" in modes and not has_vectors(store, snapshot):
         modes.remove("dense")
     if "hybrid" in modes and not _hybrid_servable(store, snapshot, modes):
         modes.remove("hybrid")
@@ -86,47 +85,6 @@ def _hybrid_servable(store: Any, snapshot: Snapshot, modes: Sequence[str]) -> bo
     if shape is None or "sparse" not in store.dense_fields(mc.dense_name(store.address, shape[1])):
         return False
     return len(store.tombs(snapshot.generation, "chunk")) <= _NOT_IN_MAX
-
-
-def plain_rrf(fusion: FuseSpec) -> bool:
-    """Whether Milvus's ``RRFRanker`` computes ``fusion`` (equal weights, a whole k)."""
-    return (
-        fusion.method == "rrf"
-        and fusion.weight == 0.5
-        and float(fusion.k).is_integer()
-        and 0 < fusion.k < RRF_K_MAX
-    )
-
-
-def _has_vectors(store: Any, snapshot: Snapshot) -> bool:
-    """True when the vector collection of the snapshot's dimension exists."""
-    shape = vectors_shape(snapshot)
-    if shape is None:
-        return False
-    return bool(store._client.has_collection(mc.dense_name(store.address, shape[1])))
-
-
-def vectors_shape(snapshot: Snapshot) -> tuple[int, ...] | None:
-    """The shape of the base's chunk vectors (rows, dimensions), read without the vectors
-    (a served mode never downloads them); None without 2-d vectors."""
-    base = snapshot.segments["dense"].base
-    if isinstance(base, LazyArrays):
-        shape = base.shape("vectors")
-    else:
-        shape = tuple(base["vectors"].shape) if "vectors" in base else None
-    return shape if shape is not None and len(shape) == 2 else None
-
-
-def _same_bm25(collection: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> bool:
-    """Whether the index's BM25 settings are the collection's: k1, b, stems and stop words
-    as the collection was made, and every setting it does not record (a newer analysis
-    option, such as identifier splitting) off, since Milvus's analyzer applies none."""
-    if not collection:
-        return False
-    ours = dataclasses.asdict(Manifest.from_dict(manifest).bm25)
-    return all(ours[k] == v for k, v in collection.items() if k in ours) and not any(
-        v for k, v in ours.items() if k not in collection
-    )
 
 
 class _Searcher:

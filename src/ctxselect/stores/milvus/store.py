@@ -1,5 +1,6 @@
 """MilvusStore: an index in a Milvus server, ``milvus://HOST:PORT/NAME`` (reads; see
-``writes`` for commits and the package docstring for the design)."""
+``visible_rows`` for the rows a generation sees, ``writes`` for commits and the package
+docstring for the design)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus import snapshots
 from ctxselect.stores.milvus.lease import Lease
 from ctxselect.stores.milvus.vectors import MilvusVectorCache
+from ctxselect.stores.milvus.visible_rows import BUILTIN_FIELDS, VisibleRows, document_fields_of
 from ctxselect.stores.milvus.writes import MilvusWrites, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document
 
@@ -51,7 +53,7 @@ def _calling(method: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-class MilvusStore(MilvusWrites):
+class MilvusStore(VisibleRows, MilvusWrites):
     """An index kept in two collections of a Milvus server (see the package docstring).
 
     Args:
@@ -185,66 +187,6 @@ class MilvusStore(MilvusWrites):
         finally:
             self._pin.generation = None
 
-    # -- rows visible at a generation --------------------------------------------------
-
-    def tombs(self, generation: int, what: str, refs: Sequence[int] | None = None) -> set[int]:
-        """Ids of ``what`` rows ("chunk" or "doc") removed at or before ``generation``."""
-        expr = f'kind == "tomb" and key == "{what}" and born <= {generation}'
-        if refs is None:
-            rows = mc.query_all(self._client, self.address.meta, expr, ["ref"])
-            return {int(r["ref"]) for r in rows}
-        out: set[int] = set()
-        for part in mc.batches(list(refs)):
-            found = mc.query_all(
-                self._client, self.address.meta, f"{expr} and ref in {mc.ints(part)}", ["ref"]
-            )
-            out.update(int(r["ref"]) for r in found)
-        return out
-
-    def chunk_rows(self, generation: int, expr: str = "", live: bool = True) -> list[dict]:
-        """Chunk rows born by ``generation`` (only the live ones with ``live``)."""
-        where = f"born <= {generation}" + (f" and ({expr})" if expr else "")
-        rows = mc.query_all(self._client, self.address.name, where, mc.CHUNK_FIELDS)
-        if live and rows:
-            dead = self.tombs(generation, "chunk", [r["id"] for r in rows])
-            rows = [r for r in rows if r["id"] not in dead]
-        return rows
-
-    def doc_rows(self, generation: int, doc_ids: Sequence[str] | None, parts: bool) -> list[dict]:
-        """Live document rows (every piece with ``parts``, else the first of each)."""
-        base = f'kind == "doc" and born <= {generation}' + ("" if parts else " and num == 0")
-        fields = ["id", "key", "ref", "num", "info"] + (["data"] if parts else [])
-        if doc_ids is None:
-            rows = mc.query_all(self._client, self.address.meta, base, fields)
-        else:
-            wanted, rows = set(doc_ids), []
-            keys = sorted({mc.hash63(d) for d in wanted})
-            for part in mc.batches(keys):
-                expr = f"{base} and hkey in {mc.ints(part)}"
-                found = mc.query_all(self._client, self.address.meta, expr, fields)
-                rows.extend(r for r in found if r["key"] in wanted)
-        dead = self.tombs(generation, "doc", sorted({int(r["ref"]) for r in rows}))
-        return [r for r in rows if int(r["ref"]) not in dead]
-
-    def to_chunk(self, row: dict, generation: int) -> Chunk:
-        """The Chunk of a row (a long text read back from its document's span)."""
-        text = row["body"][len(row["header"]) + 1 :] if row["header"] else row["body"]
-        if row["span"]:
-            text = self._document(row["doc_id"], generation).text[
-                row["start_char"] : row["end_char"]
-            ]
-        return Chunk(
-            row["chunk_id"],
-            row["doc_id"],
-            int(row["ordinal"]),
-            int(row["start_char"]),
-            int(row["end_char"]),
-            text,
-            row["header"],
-            int(row["n_tokens"]),
-            row["parent_id"],
-        )
-
     # -- reads -------------------------------------------------------------------------
 
     @_calling
@@ -256,14 +198,14 @@ class MilvusStore(MilvusWrites):
     @_calling
     def document_fields(self, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
         """Return ``kind``, ``path``, ``title`` and the user fields of each of ``doc_ids``."""
-        return _fields(self.doc_rows(self.generation(), doc_ids, parts=False))
+        return document_fields_of(self.doc_rows(self.generation(), doc_ids, parts=False))
 
     @_calling
     def field_keys(self) -> list[str]:
         """Return every metadata key the index stores (built-in ones first)."""
-        found = _fields(self.doc_rows(self.generation(), None, parts=False))
-        user = sorted({k for f in found.values() for k in f} - set(_BUILTIN))
-        return [*_BUILTIN, *user]
+        found = document_fields_of(self.doc_rows(self.generation(), None, parts=False))
+        user = sorted({k for f in found.values() for k in f} - set(BUILTIN_FIELDS))
+        return [*BUILTIN_FIELDS, *user]
 
     @_calling
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
@@ -314,21 +256,6 @@ class MilvusStore(MilvusWrites):
     def get_document(self, doc_id: str) -> Document:
         """Return one document or raise NotFoundError."""
         return self._document(doc_id, self.generation())
-
-    def _document(self, doc_id: str, generation: int) -> Document:
-        rows = self.doc_rows(generation, [doc_id], parts=True)
-        if not rows:
-            raise NotFoundError(
-                f"no document {doc_id!r} in index {self.uri}: document ids are paths "
-                f"relative to the indexed root (see `ctxselect search`)"
-            )
-        ref = max(int(r["ref"]) for r in rows)  # one live version; the newest if damaged
-        parts = sorted((r for r in rows if int(r["ref"]) == ref), key=lambda r: r["num"])
-        info = json.loads(parts[0]["info"])
-        text = "".join(r["data"] for r in parts)
-        return Document(
-            doc_id, text, info["title"], info["source"], info["content_hash"], info["kind"]
-        )
 
     @_calling
     def span_text(self, doc_id: str, start: int, end: int) -> str:
@@ -414,19 +341,3 @@ class MilvusStore(MilvusWrites):
         client, self._client = self._client, None
         if client is not None:
             client.close()
-
-
-_BUILTIN = ("kind", "path", "title")
-
-
-def _fields(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """Metadata by doc id from document rows (the newest version of each; user fields
-    are kept in ``info`` since ``--where`` exists, so older documents have none)."""
-    out: dict[str, dict[str, str]] = {}
-    for row in sorted(rows, key=lambda r: int(r["ref"])):
-        info = json.loads(row["info"])
-        found = {"kind": info["kind"], "path": row["key"]}
-        if info["title"]:  # else a front matter title stands in
-            found["title"] = info["title"]
-        out[row["key"]] = {"title": "", **info.get("fields", {}), **found}
-    return out
