@@ -4,9 +4,10 @@
 committed generation it reads current, ``filtered`` restricts it to a filter's rows,
 ``searching`` ranks and explains), ``write`` (index, add, remove, compact, verify;
 ``sync`` is the one write they all make), ``watch``, ``evaluate`` (with ``eval_scoring``
-and ``lab``), ``sweep``, ``tune`` (fusion; ``fusion_candidates`` holds the grid) and
-``calibrate`` (P(relevant) and the stop threshold); ``modes`` holds the write-side
-operations of the mode table and ``selections`` the budgeted-selection blocks.
+and ``lab``), ``sweep`` (with ``sweep_setup``), ``tune`` (fusion; ``fusion_candidates``
+holds the grid) and ``calibrate`` (P(relevant) and the stop threshold); ``modes`` holds
+the write-side operations of the mode table and ``selections`` the budgeted-selection
+blocks.
 The CLI and the MCP server call these and nothing else. Write-side names load on first
 use, so ``from ctxselect.api import open_index`` does not import the write path.
 """

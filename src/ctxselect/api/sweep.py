@@ -3,14 +3,14 @@
 ``run_sweep`` crosses chunker × chunk size × mode × packer × budget on one corpus and
 one set of labels and writes a results folder: ``results.jsonl``, ``tables.txt``, PNG
 plots and ``report.html``. Its building blocks (budgeted selections scored against
-labels, :mod:`ctxselect.api.selections`) serve ``evaluate.evaluate_corpus`` too. Like
-:mod:`ctxselect.api`, this module composes stages.
+labels, :mod:`ctxselect.api.selections`) serve ``evaluate.evaluate_corpus`` too; the
+grid and the results folder come from :mod:`ctxselect.api.sweep_setup` (``sweep_grid``
+re-exported here). Like :mod:`ctxselect.api`, this module composes stages.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -22,7 +22,7 @@ from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
 from ctxselect._require import require
 from ctxselect.api import modes as _modes
-from ctxselect.api.read import names, retriever_for
+from ctxselect.api.read import retriever_for
 from ctxselect.api.selections import (
     CALIBRATION_DEPTH,
     STOP_FOLDS,
@@ -34,9 +34,9 @@ from ctxselect.api.selections import (
     selection_depth,
     stopped_hits,
 )
-from ctxselect.budget import stop as _stop
-from ctxselect.config import BM25_KEY, DEFAULT_INDEX_DIR, BM25Params, ChunkSpec, FuseSpec
-from ctxselect.errors import InputError, UnknownNameError
+from ctxselect.api.sweep_setup import check_grid, dataset_name, default_sweep_dir, sweep_grid
+from ctxselect.config import BM25_KEY, BM25Params, ChunkSpec, FuseSpec
+from ctxselect.errors import InputError
 from ctxselect.eval import SweepGrid, SweepReport
 from ctxselect.retrieve.base import Retriever
 from ctxselect.tokens import MemoCounter
@@ -51,73 +51,6 @@ DEFAULT_TURNS = _eval.DEFAULT_TURNS
 CACHED_FACTOR = _eval.CACHED_FACTOR
 VECTORS_DIR = "vectors"
 """The results folder's vector cache (one ``.npz`` per model): chunks embedded once."""
-
-
-def dataset_name(corpus: str | os.PathLike[str]) -> str:
-    """Name a dataset after its folder (``.../scifact/corpus.jsonl`` -> ``scifact``)."""
-    path = Path(corpus).resolve()
-    return path.parent.name if path.is_file() else path.name
-
-
-def default_sweep_dir(corpus: str | os.PathLike[str]) -> str:
-    """A results folder per corpus under ``./.ctxselect/sweeps``, so re-runs reuse it."""
-    resolved = str(Path(corpus).resolve())
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
-    return os.path.join(DEFAULT_INDEX_DIR, "sweeps", f"{dataset_name(corpus)}-{digest}")
-
-
-def sweep_grid(
-    grid_file: str | os.PathLike[str] | None = None,
-    *,
-    chunkers: Sequence[str] | str | None = None,
-    sizes: Sequence[str] = (),
-    modes: Sequence[str] | str | None = None,
-    packers: Sequence[str] | str | None = None,
-    budgets: Sequence[int] | None = None,
-    tokenizer: str | None = None,
-    format: str | None = None,
-    stops: Sequence[str] | str | None = None,
-) -> SweepGrid:
-    """Build a grid from a TOML file and flags (flags win, key by key).
-
-    ``sizes`` holds flag values such as ``"128,256"`` (every chunker) or
-    ``"paragraph:800,1600"`` (one chunker). Names are checked against the registries;
-    ``stops`` (``none``, ``auto``, P thresholds) against :func:`ctxselect.budget.check_stop`.
-
-    Raises:
-        InputError: The grid file is missing or not TOML.
-        ConfigError, UnknownNameError: A value or name is invalid.
-    """
-    grid = _eval.make_grid(
-        _eval.read_grid_file(grid_file) if grid_file else None,
-        chunkers=chunkers,
-        sizes=_eval.parse_size_flags(sizes) if sizes else None,
-        modes=modes,
-        packers=packers,
-        budgets=budgets or None,
-        tokenizer=tokenizer,
-        format=format,
-        stops=stops,
-    )
-    return _check_grid(grid)
-
-
-def _check_grid(grid: SweepGrid) -> SweepGrid:
-    """Check every name of ``grid``; return it with its stop rules in canonical form."""
-    for kind, values in [
-        ("chunker", grid.chunkers),
-        ("mode", grid.modes),
-        ("packer", grid.packers),
-        ("tokenizer", [grid.tokenizer]),
-        ("format", [grid.format]),
-    ]:
-        valid = names(kind)
-        for value in values:
-            if value not in valid:
-                raise UnknownNameError(kind, value, valid)
-    rules = (_stop.check_stop(s) for s in grid.stops)
-    stops = tuple(dict.fromkeys(r if isinstance(r, str) else f"{r:g}" for r in rules))
-    return dataclasses.replace(grid, stops=stops)
 
 
 def _modes_extra(embedder: _embed.Embedder | None) -> dict[str, Mapping[str, object]]:
@@ -369,7 +302,7 @@ def run_sweep(
         MissingExtraError: ``plots`` without matplotlib, or the embedder's extra, missing.
     """
     started = time.perf_counter()
-    grid = _check_grid(grid or SweepGrid())
+    grid = check_grid(grid or SweepGrid())
     _eval.check_level(level)
     knees = _eval.KneeSettings(
         _eval.check_knee_metric(knee_metric),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -107,51 +109,92 @@ def tune(
     expected above it).
     """
     write = not dry_run
-    report = None
-    with api.open_index(index) as idx:
-        fusable = bool(set(idx.modes()) & set(modes.fusion_modes()))
-    if fusable:
-        report = tune_index(
-            index,
-            queries,
-            qrels,
-            folds=folds,
-            seed=seed,
-            metric=metric,
-            write=write,
-            wait=wait,
-            calibrate=False,
-        )
-    try:
-        calibration = calibrate_index(
-            index,
-            queries,
-            qrels,
-            folds=folds,
-            seed=seed,
-            turns=turns,
-            cache_factor=cache_factor,
-            write=write,
-            wait=wait,
-        )
-    except InputError as exc:
-        if report is None:
-            raise
-        calibration, skipped = None, str(exc)
-    else:
-        skipped = ""
+    report = _tune_fusion(
+        index, queries, qrels, folds=folds, seed=seed, metric=metric, write=write, wait=wait
+    )
+    calibrate = functools.partial(
+        calibrate_index,
+        index,
+        queries,
+        qrels,
+        folds=folds,
+        seed=seed,
+        turns=turns,
+        cache_factor=cache_factor,
+        write=write,
+        wait=wait,
+    )
+    calibration, skipped = _calibrated(calibrate, fusion_tuned=report is not None)
     if as_json:
         emit_json(_as_json(report, calibration, skipped))
         return
+    click.echo(_tune_text(report, calibration, skipped, index=index, written=write))
+
+
+def _tune_fusion(
+    index: str | None,
+    queries: str,
+    qrels: str | None,
+    *,
+    folds: int,
+    seed: int,
+    metric: str,
+    write: bool,
+    wait: float,
+) -> TuningReport | None:
+    """Tune the hybrid fusion of an index that has a fusion mode (None if it has none)."""
+    with api.open_index(index) as idx:
+        fusable = bool(set(idx.modes()) & set(modes.fusion_modes()))
+    if not fusable:
+        return None
+    return tune_index(
+        index,
+        queries,
+        qrels,
+        folds=folds,
+        seed=seed,
+        metric=metric,
+        write=write,
+        wait=wait,
+        calibrate=False,
+    )
+
+
+def _calibrated(
+    calibrate: Callable[[], CalibrationReport], *, fusion_tuned: bool
+) -> tuple[CalibrationReport | None, str]:
+    """Run ``calibrate``; (None, why) if the labels do not allow it but the fusion was tuned.
+
+    Raises:
+        InputError: The labels do not allow calibrating and no fusion was tuned either.
+    """
+    try:
+        return calibrate(), ""
+    except InputError as exc:
+        if not fusion_tuned:
+            raise
+        return None, str(exc)
+
+
+def _tune_text(
+    report: TuningReport | None,
+    calibration: CalibrationReport | None,
+    skipped: str,
+    *,
+    index: str | None,
+    written: bool,
+) -> str:
+    """The fusion chosen (or why none was tuned), then the calibration (or why it was skipped)."""
     if report is not None:
-        click.echo(render_measure.tuning_report(report, written=write))
+        fusion = render_measure.tuning_report(report, written=written)
     else:
-        click.echo(
+        fusion = (
             f"fusion not tuned: the index has no dense vectors (add them with `ctxselect index "
             f"--index {calibration.index if calibration else index} --embedder minilm`); "
             f"calibrating the keyword modes only"
         )
-    click.echo(calibration_report(calibration, written=write) if calibration else skipped)
+    calibrated = calibration_report(calibration, written=written) if calibration else skipped
+    return f"{fusion}\n{calibrated}"
 
 
 def _as_json(
