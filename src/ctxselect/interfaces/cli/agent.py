@@ -11,7 +11,7 @@ from ctxselect._require import require
 from ctxselect.agent import examples
 from ctxselect.config import DEFAULT_TOKENIZER, PORT
 from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.main import choices, cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import choices, cli, emit_json, index_option, json_option
 from ctxselect.interfaces.cli.numbers import number
 
 

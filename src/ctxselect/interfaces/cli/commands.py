@@ -18,7 +18,7 @@ from ctxselect.interfaces.cli import (
     indexing,  # noqa: F401  (registers `index`)
     render,
 )
-from ctxselect.interfaces.cli.main import (
+from ctxselect.interfaces.cli.group import (
     check_budget,
     choices,
     cli,

@@ -15,7 +15,7 @@ from ctxselect.interfaces.cli import (
     render_measure,
     sweep,  # noqa: F401  (registers `sweep` and `cost`)
 )
-from ctxselect.interfaces.cli.main import (
+from ctxselect.interfaces.cli.group import (
     choices,
     cli,
     emit_json,

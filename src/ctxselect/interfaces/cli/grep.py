@@ -7,7 +7,7 @@ import click
 from ctxselect import api
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET
 from ctxselect.agent.grep import DEFAULT_CONTEXT, MAX_CONTEXT, GrepResult, grep_index
-from ctxselect.interfaces.cli.main import check_budget, cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import check_budget, cli, emit_json, index_option, json_option
 
 
 @cli.command()

@@ -12,7 +12,7 @@ from ctxselect.api import modes, write
 from ctxselect.api.watch import watch_paths
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params
 from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.main import (
+from ctxselect.interfaces.cli.group import (
     cli,
     emit_json,
     index_option,

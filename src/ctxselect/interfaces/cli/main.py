@@ -1,177 +1,12 @@
 """The ``ctxselect`` command: one subcommand per api call, ``--json`` on every one.
 
-Each command body is parse -> one ``api`` call -> render. stdout carries data; stderr
-carries everything else. A :class:`CtxselectError` becomes one line on stderr and exit
-code 1 (``--debug`` shows the traceback).
+The group and the flags commands share live in ``group.py``; each command module adds
+its commands to that group, and :func:`register_commands` imports them all.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import click
-
-from ctxselect.config import CONFIG_ENV, CONFIG_FILE, INDEX_ENV
-from ctxselect.errors import CtxselectError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def to_jsonable(value: Any) -> Any:
-    """Turn API values (dataclasses, tuples, lists of them) into JSON-ready data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_jsonable(v) for k, v in value.items()}
-    return value
-
-
-def emit_json(value: Any) -> None:
-    """Print ``value`` as JSON on stdout."""
-    click.echo(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
-
-
-class ErrorHandlingGroup(click.Group):
-    """Turns ctxselect errors into one stderr line and exit 1, unless ``--debug``."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (CtxselectError, OSError) as exc:
-            # OSError: a file we were asked to write or read failed; its message names it.
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(1)
-
-
-def json_option(func: F) -> F:
-    """Add ``--json`` (machine-readable output on stdout)."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
-
-
-def index_option(func: F) -> F:
-    """Add ``--index DIR`` with the ``CTXSELECT_INDEX`` environment variable."""
-    return click.option(
-        "--index",
-        "index",
-        envvar=INDEX_ENV,
-        metavar="DIR",
-        default=None,
-        help=f"Index folder (env {INDEX_ENV}; default ./.ctxselect).",
-    )(func)
-
-
-def choices(kind: str) -> str:
-    """Comma-separated valid names of a registry, for help texts."""
-    from ctxselect.api.read import names
-
-    return ", ".join(names(kind))
-
-
-def mode_option(func: F) -> F:
-    """Add ``--mode`` (retrieval mode; default: the index's)."""
-    return click.option(
-        "--mode",
-        default=None,
-        help=f"Retrieval mode: {choices('mode')} (default: the index's, bm25 unless `tune` "
-        "made it hybrid; dense and hybrid need an index built with --embedder).",
-    )(func)
-
-
-def _check_filter(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
-    """Refuse an invalid glob or a --where without '=' as a usage error (one line)."""
-    from ctxselect.api.filters import make_filter
-
-    try:
-        make_filter(**{str(param.name): value})
-    except CtxselectError as exc:
-        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
-    return value
-
-
-def filter_options(func: F) -> F:
-    """Add ``--include GLOB``, ``--exclude GLOB`` and ``--where KEY=VALUE`` (repeatable):
-    filters applied inside retrieval, as grep's globs and the MCP tools' arguments."""
-    options = [
-        click.option(
-            "--where",
-            multiple=True,
-            metavar="KEY=VALUE",
-            callback=_check_filter,
-            help="Rank only documents whose metadata KEY equals VALUE: kind, language, "
-            "path, title or a user field (BEIR metadata, Markdown front matter). "
-            "Repeatable: the same KEY twice means either value, different KEYs all must hold.",
-        ),
-        click.option(
-            "--exclude",
-            multiple=True,
-            metavar="GLOB",
-            callback=_check_filter,
-            help="Leave out documents whose id matches a GLOB (gitignore syntax). Repeatable.",
-        ),
-        click.option(
-            "--include",
-            multiple=True,
-            metavar="GLOB",
-            callback=_check_filter,
-            help="Rank only documents whose id matches a GLOB (gitignore syntax: '*.py' at "
-            "any depth, 'docs/' a folder, '/src/*.py' anchored). Repeatable.",
-        ),
-    ]
-    for option in options:
-        func = option(func)
-    return func
-
-
-def check_budget(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
-    """Refuse a budget below the minimum as a usage error, with the MCP server's message."""
-    from ctxselect.agent import check_budget as check  # the one bound both front ends use
-
-    try:
-        return check(value, None)
-    except CtxselectError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def progress_enabled() -> bool:
-    """Progress bars only when a person watches stderr."""
-    return sys.stderr.isatty()
-
-
-@click.group(cls=ErrorHandlingGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False),
-    envvar=CONFIG_ENV,
-    default=None,
-    metavar="FILE",
-    help=f"Take defaults from FILE (a {CONFIG_FILE}, or a pyproject.toml's [tool.ctxselect]) "
-    f"instead of the nearest one from here up to the repository root (env {CONFIG_ENV}).",
-)
-@click.option("--no-config", is_flag=True, help="Read no project config file.")
-@click.version_option(package_name="ctxselect")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool, config_file: str | None, no_config: bool) -> None:
-    """Decide what goes into an LLM's context window: chunk, rank, select under a budget.
-
-    Defaults come from the nearest ctxselect.toml or [tool.ctxselect] in pyproject.toml;
-    flags, then environment variables, win over it (`ctxselect info` says which applied).
-    """
-    ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
-    if not no_config:
-        from ctxselect.interfaces.cli.project import apply_project_config
-
-        ctx.obj["project"] = apply_project_config(ctx, config_file)
+from ctxselect.interfaces.cli.group import cli
 
 
 def register_commands() -> None:
@@ -192,3 +27,6 @@ def main() -> None:
     """Entry point of the ``ctxselect`` script."""
     register_commands()
     cli(prog_name="ctxselect")
+
+
+__all__ = ["cli", "main", "register_commands"]

@@ -10,7 +10,7 @@ import click
 
 from ctxselect import api, config
 from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_TOKENIZER, ChunkSpec
-from ctxselect.interfaces.cli.main import F, choices
+from ctxselect.interfaces.cli.group import F, choices
 from ctxselect.interfaces.cli.numbers import number, number_list
 
 DENSE_EXTRA = "pip install 'ctxselect[dense]'"

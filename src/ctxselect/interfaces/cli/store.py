@@ -6,7 +6,7 @@ import click
 
 from ctxselect.api import write
 from ctxselect.config import MAX_BYTES, WAIT
-from ctxselect.interfaces.cli.main import (
+from ctxselect.interfaces.cli.group import (
     F,
     cli,
     emit_json,

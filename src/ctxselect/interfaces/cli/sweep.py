@@ -8,7 +8,7 @@ from ctxselect import config
 from ctxselect.api import evaluate
 from ctxselect.api import sweep as sweeps
 from ctxselect.interfaces.cli import render_measure
-from ctxselect.interfaces.cli.main import choices, cli, emit_json, json_option, progress_enabled
+from ctxselect.interfaces.cli.group import choices, cli, emit_json, json_option, progress_enabled
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.options import LEVEL_HELP, budget_list, in_memory_embedder_help
 

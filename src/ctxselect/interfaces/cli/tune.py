@@ -20,7 +20,7 @@ from ctxselect.api.calibrate import (
 from ctxselect.api.tune import DEFAULT_FOLDS, DEFAULT_METRIC, TuningReport, tune_index
 from ctxselect.errors import InputError
 from ctxselect.interfaces.cli import render_measure
-from ctxselect.interfaces.cli.main import cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import cli, emit_json, index_option, json_option
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.store import wait_option
 
