@@ -243,3 +243,48 @@ def test_only_stores_know_the_embedded_store() -> None:
             if name == embedded or name.startswith(embedded + ".")
         ]
     assert offenders == []
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules ``path`` imports at run time (inside functions too; not under
+    ``if TYPE_CHECKING``); ``from pkg import sub`` counts as importing ``pkg.sub``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+    return found & modules
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    # A circle makes import order matter and hides which module depends on which.
+    paths = {_module_name(path): path for path in SRC.rglob("*.py")}
+    graph = {name: _runtime_imports(path, set(paths)) - {name} for name, path in paths.items()}
+    reach = {name: set(targets) for name, targets in graph.items()}
+    changed = True
+    while changed:  # transitive closure: a few thousand set unions, well under a second
+        changed = False
+        for targets in reach.values():
+            more = set().union(*(reach[t] for t in targets)) - targets
+            if more:
+                targets |= more
+                changed = True
+    circles = sorted(name for name, targets in reach.items() if name in targets)
+    assert circles == []
