@@ -32,10 +32,21 @@ ROOT_MODULES = {
     "errors.py",
     "manifest.py",
     "registry.py",
+    "reports.py",
+    "tool_results.py",
     "types.py",
 }
 ROOT_PACKAGES = STAGES | FACADE | {"stores", "interfaces", "adapters"}
-VALUES = {"types", "errors", "config", "manifest", "registry", "_require"}
+VALUES = {
+    "types",
+    "reports",
+    "tool_results",
+    "errors",
+    "config",
+    "manifest",
+    "registry",
+    "_require",
+}
 WRITE_PATH = {"ingest", "chunk", "index"}
 # What a search must not load: the write-path stages and the write side of api/.
 WRITE_MODULES = (

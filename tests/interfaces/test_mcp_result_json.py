@@ -11,15 +11,14 @@ import json
 
 from ctxselect import agent
 from ctxselect.interfaces.mcp_server import output_model, to_text
-from ctxselect.types import (
+from ctxselect.tool_results import (
     ContextPiece,
     ContextReference,
     ContextResult,
-    DroppedChunk,
-    Hit,
     Passage,
     SearchResult,
 )
+from ctxselect.types import DroppedChunk, Hit
 
 REF = ContextReference("a#1", "a", 0, 10, 1, 2, 3, 1, 12, 40, "[a#1: sent in call 1]")
 HIT = Hit(1, "b#0", "b", 1.25, 0, 5, 3, "héllo", "H")

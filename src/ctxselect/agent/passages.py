@@ -11,7 +11,7 @@ from ctxselect.agent import limits
 from ctxselect.agent.memory import SessionState
 from ctxselect.agent.results import Meter
 from ctxselect.agent.spans import DocSpans
-from ctxselect.types import Passage
+from ctxselect.tool_results import Passage
 
 
 def read_passage(

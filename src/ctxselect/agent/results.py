@@ -20,7 +20,8 @@ from ctxselect.agent.limits import SHOWN_DROPPED
 from ctxselect.budget import frame
 from ctxselect.config import DEFAULT_FORMAT
 from ctxselect.errors import ConfigError
-from ctxselect.types import ContextPiece, ContextResult, DroppedChunk, Metered, SearchResult
+from ctxselect.tool_results import ContextPiece, ContextResult, Metered, SearchResult
+from ctxselect.types import DroppedChunk
 
 V = TypeVar("V")
 M = TypeVar("M", bound=Metered)

@@ -16,7 +16,8 @@ from ctxselect.agent.memory import SessionState
 from ctxselect.agent.results import Meter, shrink_context
 from ctxselect.agent.spans import DocSpans
 from ctxselect.api.read import Index
-from ctxselect.types import ContextResult, Filter, Hit, Selection
+from ctxselect.tool_results import ContextResult
+from ctxselect.types import Filter, Hit, Selection
 
 
 def select_context(

@@ -21,14 +21,8 @@ from ctxselect.agent.select_session import empty_note, select_context
 from ctxselect.agent.spans import DocSpans
 from ctxselect.api.filters import make_filter
 from ctxselect.errors import ConfigError
-from ctxselect.types import (
-    ContextResult,
-    Explanation,
-    IndexInfo,
-    Passage,
-    SearchResult,
-    WriteResult,
-)
+from ctxselect.tool_results import ContextResult, Passage, SearchResult
+from ctxselect.types import Explanation, IndexInfo, WriteResult
 
 V = TypeVar("V")
 

@@ -9,7 +9,8 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ctxselect.api.read import Index
-from ctxselect.types import ContextPiece, ContextReference, Hit, SelectedChunk, Selection
+from ctxselect.tool_results import ContextPiece, ContextReference
+from ctxselect.types import Hit, SelectedChunk, Selection
 
 Fingerprint = tuple[str, int, int, int]
 """(doc_id, start, end, hash of text): a chunk's identity across re-indexing."""

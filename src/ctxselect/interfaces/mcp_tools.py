@@ -35,7 +35,8 @@ from ctxselect.interfaces.mcp_wire import (
     session_key,
     text_field,
 )
-from ctxselect.types import Explanation, IndexInfo, Passage, SearchResult, WriteResult
+from ctxselect.tool_results import Passage, SearchResult
+from ctxselect.types import Explanation, IndexInfo, WriteResult
 
 _GLOBS = (
     "Gitignore globs matched against doc ids: '*.py' at any depth, 'docs/' a folder, "

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ctxselect import agent
 from ctxselect.errors import CtxselectError
 from ctxselect.interfaces import vocabulary
-from ctxselect.types import ContextResult
+from ctxselect.tool_results import ContextResult
 
 V = TypeVar("V")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=False)
