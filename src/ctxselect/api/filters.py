@@ -112,10 +112,14 @@ def _pair(item: object) -> tuple[str, str]:
 
 
 def row_doc_ids(rows: Rows) -> Sequence[str]:
-    """The doc id of every row (chunk ids are ``doc_id#ordinal``)."""
+    """The doc id of every row: a table's column, lazy rows' one read of them all, else
+    from the chunk ids (``doc_id#ordinal``)."""
     doc_ids = getattr(rows, "doc_ids", None)
     if doc_ids is not None and len(doc_ids) == len(rows):
         return list(doc_ids)
+    read_all = getattr(rows, "all_doc_ids", None)
+    if read_all is not None:
+        return read_all()
     return [cid.rpartition("#")[0] for cid in rows.chunk_ids]
 
 
@@ -141,9 +145,12 @@ def filter_rows(
     doc_ids = list(dict.fromkeys(per_row))
     kept, note = globs.doc_filter(filter.include, filter.exclude)(doc_ids)
     if kept and filter.where:
-        _check_keys(filter, field_keys())
+        fields = fields_of(kept)
+        seen = set(BUILTIN_KEYS).union(*(f.keys() for f in fields.values()))
+        if any(key not in seen for key, _ in filter.where):  # listing every key is a scan
+            _check_keys(filter, field_keys())
         before = len(kept)
-        kept = _where_keep(filter.where, kept, fields_of(kept))
+        kept = _where_keep(filter.where, kept, fields)
         if not kept:
             which = " the globs kept" if filter.include or filter.exclude else ""
             shown = " ".join(f"{k}={v}" for k, v in filter.where)

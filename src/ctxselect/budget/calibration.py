@@ -34,7 +34,6 @@ import numpy as np
 
 from ctxselect.budget.calibration_model import FEATURES, L2, Model, fit_logistic, rank_features
 from ctxselect.budget.calibration_model import STATS_DEPTH as STATS_DEPTH
-from ctxselect.budget.calibration_model import TENTH as TENTH
 from ctxselect.errors import InputError
 from ctxselect.types import Hit
 

@@ -131,10 +131,6 @@ class NumpyBert:
         """Return each text's word-piece ids, [CLS] and [SEP] included, cut at the limit."""
         return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Return one unit-length float32 row per text (a zero row for a text of no pieces)."""
-        return self.encode_ids(self.ids(texts))
-
     def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         """Return the pooled, unit-length vectors of texts given as word-piece ids."""
         if not ids:

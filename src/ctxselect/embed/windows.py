@@ -12,7 +12,6 @@ windowed vectors never mix with truncated ones in a cache or an index.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -74,7 +73,7 @@ class TokenLimit:
 def _minilm_tokenizer() -> Any:
     from ctxselect.embed import minilm
 
-    return load_tokenizer(os.path.join(minilm.model_dir(), "tokenizer.json"))
+    return load_tokenizer(minilm.tokenizer_file())
 
 
 def _minilm_limit() -> TokenLimit:
@@ -123,23 +122,31 @@ class TokenWindows:
         end of the one before (no gaps), and each holds at most ``limit`` word pieces
         counted by the tokenizer, special tokens included. A text that fits is one window.
         """
+        return [found for found, _ in self.counted_spans(texts)]
+
+    def counted_spans(self, texts: Sequence[str]) -> list[tuple[list[tuple[int, int]], list[int]]]:
+        """:meth:`spans`, each with the word pieces of its windows (``[]`` for a text that
+        fits: one window needs no weight), counted once, as the cutting checked them."""
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         return [
             self._fit(text, enc.offsets, enc.word_ids)
             for text, enc in zip(texts, encodings, strict=True)
         ]
 
-    def _fit(self, text: str, offsets: list[tuple[int, int]], words: list[Any]) -> list[Any]:
-        """Windows of ``text`` that fit, re-counted; tighter if a cut changed the pieces."""
+    def _fit(
+        self, text: str, offsets: list[tuple[int, int]], words: list[Any]
+    ) -> tuple[list[tuple[int, int]], list[int]]:
+        """Windows of ``text`` that fit and their pieces, re-counted; tighter if a cut
+        changed the pieces."""
         room = self.policy.limit - self.special
         while True:
             found = _cut(text, offsets, words, room, self.policy.overlap)
             if len(found) == 1:
-                return found
+                return found, []
             counts = self.count([text[a:b] for a, b in found])
             excess = max(counts) - self.policy.limit
             if excess <= 0:
-                return found
+                return found, counts
             room -= excess  # a cut inside a word can tokenize into more pieces
             if room <= self.policy.overlap:
                 raise ConfigError(
@@ -214,16 +221,18 @@ class WindowedEmbedder:
         """Return one unit-length row per text; passages over the limit are pooled windows."""
         if query:
             return np.asarray(self.inner.embed(texts, query=True), dtype=np.float32)
-        spans = self.windows.spans(texts)
-        pieces = [text[a:b] for text, cuts in zip(texts, spans, strict=True) for a, b in cuts]
+        counted = self.windows.counted_spans(texts)
+        pieces = [
+            text[a:b] for text, (cuts, _) in zip(texts, counted, strict=True) for a, b in cuts
+        ]
         if len(pieces) == len(texts):  # nothing over the limit: the model's own vectors
             return np.asarray(self.inner.embed(texts), dtype=np.float32)
         vectors = np.asarray(self.inner.embed(pieces), dtype=np.float32)
-        weights = np.asarray(self.windows.count(pieces), dtype=np.float32)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         row = 0
-        for i, cuts in enumerate(spans):
-            part, w = vectors[row : row + len(cuts)], weights[row : row + len(cuts)]
+        for i, (cuts, counts) in enumerate(counted):
+            part = vectors[row : row + len(cuts)]
+            w = np.asarray(counts, dtype=np.float32)  # word pieces weigh each window
             pooled = (w[:, None] * part).sum(axis=0) if len(cuts) > 1 else part[0]
             norm = float(np.linalg.norm(pooled))
             out[i] = pooled / norm if norm > 0 else part[0]
@@ -231,12 +240,18 @@ class WindowedEmbedder:
         return out
 
 
+def _recorded_policy(model_id: str) -> WindowPolicy | None:
+    """The window policy a model id records (`` [windows 256/32 mean]``); None: truncated."""
+    found = _SUFFIX.search(model_id)
+    return WindowPolicy(int(found.group(1)), int(found.group(2) or 0)) if found else None
+
+
 def long_policy_of(name: str, model_id: str) -> str | None:
     """The policy a recorded embedder embedded long passages with: ``windows`` or
     ``truncate``; None for an embedder that reads any length (no policy applies)."""
     if name not in LIMITS:
         return None
-    return WINDOWS if _SUFFIX.search(model_id) else TRUNCATE
+    return WINDOWS if _recorded_policy(model_id) else TRUNCATE
 
 
 def with_long_policy(
@@ -259,9 +274,9 @@ def with_long_policy(
         ConfigError: ``embed_long`` is not one of :data:`EMBED_LONG`.
     """
     if model_id is not None:
-        found = _SUFFIX.search(model_id)
-        embed_long = WINDOWS if found else TRUNCATE
-        overlap = int(found.group(2) or 0) if found else overlap
+        recorded = _recorded_policy(model_id)
+        embed_long = WINDOWS if recorded else TRUNCATE
+        overlap = recorded.overlap if recorded else overlap
     embed_long = embed_long or DEFAULT_EMBED_LONG
     if embed_long not in EMBED_LONG:
         raise ConfigError(
@@ -277,9 +292,9 @@ def with_long_policy(
 
 def describe_long_policy(name: str, model_id: str) -> str:
     """Say how an index's embedder handles a passage over its limit (for ``info``)."""
-    found = _SUFFIX.search(model_id)
-    if found:
-        return WindowPolicy(int(found.group(1)), int(found.group(2) or 0)).describe()
+    recorded = _recorded_policy(model_id)
+    if recorded:
+        return recorded.describe()
     known = LIMITS.get(name)
     if known is None:
         return "whole (the model has no length limit)"

@@ -24,7 +24,6 @@ from ctxselect.errors import ConfigError, NotFoundError
 from ctxselect.retrieve._corpus import Postings, csc_postings, word_pass_of
 
 # The stored form of postings lives in _sparse_arrays; its names stay importable from here.
-from ctxselect.retrieve._sparse_arrays import ARRAY_NAMES as ARRAY_NAMES
 from ctxselect.retrieve._sparse_arrays import decode_vocab as decode_vocab
 from ctxselect.retrieve._sparse_arrays import encode_vocab, narrow_counts
 from ctxselect.retrieve._sparse_arrays import postings_from_arrays as postings_from_arrays

@@ -34,6 +34,12 @@ class StaleRowsError(IndexCorruptError):
     read transaction on their generation, so this means damage: run verify)."""
 
 
+def _stale(row: int) -> StaleRowsError:
+    return StaleRowsError(
+        f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
+    )
+
+
 class LazyRows:
     """Rows whose chunks are read from SQLite when a hit needs them.
 
@@ -67,9 +73,7 @@ class LazyRows:
         with self._lock:
             found = self._conn.execute(_HIT_SQL, (int(self._rowids[row]),)).fetchone()
         if found is None:
-            raise StaleRowsError(
-                f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
-            )
+            raise _stale(row)
         return texts.checked(self._folder, tuple(found), 5)
 
     def chunk_id(self, row: int) -> str:
@@ -77,10 +81,20 @@ class LazyRows:
         with self._lock:
             found = self._conn.execute(_ID_SQL, (int(self._rowids[row]),)).fetchone()
         if found is None:
-            raise StaleRowsError(
-                f"row {row} has no chunk in this generation of the index: run `ctxselect verify`"
-            )
+            raise _stale(row)
         return str(found[0])
+
+    def all_doc_ids(self) -> list[str]:
+        """Return every row's doc id in one pass over the chunks (a filter needs them all;
+        row by row, a million rows would be a million queries)."""
+        with self._lock:
+            doc_of = dict(self._conn.execute("SELECT id, doc_id FROM chunks"))
+        missing = next(
+            (row for row, rid in enumerate(self._rowids.tolist()) if rid not in doc_of), None
+        )
+        if missing is not None:
+            raise _stale(missing)
+        return [doc_of[rid] for rid in self._rowids.tolist()]
 
     def hit(self, row: int, rank: int, score: float) -> Hit:
         """Make the Hit for ``row``, reading its chunk by row id."""

@@ -49,7 +49,6 @@ from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
-from ctxselect.stores.milvus.servable import RRF_K_MAX as RRF_K_MAX
 from ctxselect.stores.milvus.servable import has_vectors, plain_rrf, same_bm25, vectors_shape
 from ctxselect.types import Explanation, Hit
 
