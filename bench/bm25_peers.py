@@ -252,7 +252,7 @@ def write_docs(body: str) -> None:
     replace_section(DOCS, START, END, body)
 
 
-def docs_section(records: list[dict[str, Any]], command: str) -> str:
+def docs_section(records: list[dict[str, Any]], command: str, repeats: int) -> str:
     """The markdown that goes between the markers."""
     r = ratios(records)
     ratio_text = ", ".join(f"{d} {v:.2f}x" for d, v in r.items())
@@ -262,8 +262,8 @@ def docs_section(records: list[dict[str, Any]], command: str) -> str:
             "",
             f"Measured {dt.date.today().isoformat()} on {platform.machine()} with "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, every engine single-"
-            "threaded in its own process; k = 10, all test queries, best of 3 timed loops. "
-            "Ours goes through the public API end to end: `build_index` on `corpus.jsonl` "
+            f"threaded in its own process; k = 10, all test queries, best of {repeats} timed "
+            "loops. Ours goes through the public API end to end: `build_index` on `corpus.jsonl` "
             "(ingest, chunking with exact cl100k counts, the SQLite index, and every mode's "
             "arrays: bm25, tfidf, tfidf-sum), then `Index.search`, query string in, "
             "`list[Hit]` with chunk metadata out. `ours` keeps one chunk per document like "
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{dataset}: ours / fastest peer queries/s = {ratio:.2f}")
     if args.write_docs:
         command = "python bench/bm25_peers.py " + " ".join(argv or sys.argv[1:])
-        write_docs(docs_section(records, command.strip()))
+        write_docs(docs_section(records, command.strip(), args.repeats))
 
 
 if __name__ == "__main__":
