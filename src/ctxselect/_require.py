@@ -4,6 +4,7 @@ the names a package offers from modules it should not load up front."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -17,10 +18,25 @@ def require(module: str, *, extra: str, feature: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(
-            f"{feature} needs the Python package {module.split('.')[0]!r}, which is not "
-            f"installed: run pip install 'ctxselect[{extra}]'"
-        ) from exc
+        raise _missing(module, extra, feature) from exc
+
+
+def require_installed(module: str, *, extra: str, feature: str) -> None:
+    """Raise MissingExtraError, as :func:`require` does, unless ``module`` is installed;
+    import nothing (for a heavy module that a run may never use)."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # its parent package is missing; it has no __spec__
+        found = None
+    if found is None:
+        raise _missing(module, extra, feature)
+
+
+def _missing(module: str, extra: str, feature: str) -> MissingExtraError:
+    return MissingExtraError(
+        f"{feature} needs the Python package {module.split('.')[0]!r}, which is not "
+        f"installed: run pip install 'ctxselect[{extra}]'"
+    )
 
 
 def lazy(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:

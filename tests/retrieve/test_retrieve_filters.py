@@ -14,6 +14,8 @@ import pytest
 from ctxselect.embed import make_embedder
 from ctxselect.errors import IndexMismatchError
 from ctxselect.retrieve import DenseRetriever
+from ctxselect.retrieve._ann import HnswIndex
+from ctxselect.retrieve.dense_scores import StackedVectors
 from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.retrieve.modes import retriever_for
 from ctxselect.types import Chunk, ChunkTable
@@ -131,3 +133,45 @@ def test_deepened_searches_deeper_until_k_allowed_hits(table, howtos):
     assert depths[0] == 10 and depths[-1] > RELEASES and depths == sorted(depths)
     capped = deepened(search, QUERY, 10, howtos, inner.table.row_of, limit=40)
     assert depths[-1] == 40 and len(capped) < 10  # the limit stops it, with what it found
+
+
+def test_a_batch_under_one_mask_works_out_its_rows_once(table, monkeypatch) -> None:
+    dense = DenseRetriever.build(table, make_embedder("hash"), ann_threshold=50)
+    wide = RowMask.of(np.array([not d.endswith("7.txt") for d in table.doc_ids]))
+    seen: list[list[bool]] = []
+    walk = dense.ann.allowed_candidates
+
+    def spy(query, k, flags):
+        seen.append(flags)
+        return walk(query, k, flags)
+
+    monkeypatch.setattr(dense.ann, "allowed_candidates", spy)
+    queries = {f"q{i}": f"{QUERY} page {i}" for i in range(20)}
+    many = dense.search_many(queries, 10, mask=wide)
+    assert len(seen) == 20 and all(flags is seen[0] for flags in seen)  # one list per batch
+    assert seen[0] == wide.allow.tolist()
+    for qid, query in queries.items():  # a fresh mask object each time: worked out anew
+        assert dense.search(query, 10, mask=RowMask.of(wide.allow)) == many[qid]
+    garden = RowMask.of(np.array([d.startswith("garden/") for d in table.doc_ids]))
+    hits = dense.search(QUERY, 10, mask=garden)  # another mask: nothing of the last one kept
+    assert len(hits) == 10 and all(h.doc_id.startswith("garden/") for h in hits)
+    assert seen[-1] == garden.allow.tolist()
+
+
+def test_rows_added_after_the_graph_are_searched_exactly_under_a_mask(table) -> None:
+    built = DenseRetriever.build(table, make_embedder("hash"), ann_threshold=10_000)
+    n_base = HOWTOS + 100  # garden and howto rows come first (chunk_id order), then releases
+    assert all(d.startswith("releases/") for d in table.doc_ids[n_base:])
+    base = np.arange(n_base)
+    dense = DenseRetriever(
+        table,
+        built.embedder,
+        StackedVectors([built.vectors[:n_base], built.vectors[n_base:]]),
+        built.embedded,
+        HnswIndex.build(built.vectors, base[built.embedded[:n_base]]),
+        n_base,
+    )
+    wide = RowMask.of(np.array([not d.endswith("7.txt") for d in table.doc_ids]))
+    hits = dense.search_many({"a": QUERY, "b": QUERY}, 10, mask=wide)
+    assert [h.chunk_id for h in hits["a"]] == _exact_over(built, wide, 10)
+    assert hits["b"] == hits["a"]

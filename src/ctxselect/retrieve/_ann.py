@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -80,25 +81,36 @@ class HnswIndex:
             self.index.mark_deleted(row)
         self.size -= len(rows)
 
-    def candidates(
-        self, query: np.ndarray, k: int, allow: np.ndarray | None = None
-    ) -> np.ndarray | None:
-        """Return up to ``k`` rows whose vectors have the largest inner product with ``query``.
-
-        ``allow`` (one bool per row) restricts the graph walk to allowed rows; None is
-        returned when the graph cannot find ``k`` of them (the caller scores exactly).
-        """
-        k = min(k, self.size)
+    def candidates(self, query: np.ndarray, k: int) -> np.ndarray:
+        """Return up to ``k`` rows whose vectors have the largest inner product with ``query``."""
+        k = self._depth(k)
         if k < 1:
             return np.zeros(0, dtype=np.int64)
-        self.index.set_ef(max(self.ef, k))
+        labels, _ = self.index.knn_query(np.asarray(query, dtype=np.float32)[None, :], k=k)
+        return np.asarray(labels[0], dtype=np.int64)
+
+    def allowed_candidates(
+        self, query: np.ndarray, k: int, flags: Sequence[bool]
+    ) -> np.ndarray | None:
+        """Return up to ``k`` rows as :meth:`candidates` does, walking only rows whose
+        ``flags`` entry is true, or None when the graph cannot find ``k`` of them (the
+        caller then scores exactly).
+
+        ``flags`` has one entry per row; pass a list (``allow.tolist()``, made once per
+        mask): the filter runs at every visited node, and list lookups are cheapest.
+        """
+        k = self._depth(k)
+        if k < 1:
+            return np.zeros(0, dtype=np.int64)
         data = np.asarray(query, dtype=np.float32)[None, :]
-        if allow is None:
-            labels, _ = self.index.knn_query(data, k=k)
-            return np.asarray(labels[0], dtype=np.int64)
-        flags = allow.tolist()  # the callback runs per visited node: list lookups are cheapest
         try:
             labels, _ = self.index.knn_query(data, k=k, filter=lambda row: flags[row])
         except RuntimeError:  # hnswlib: fewer than k allowed rows reached
             return None
         return np.asarray(labels[0], dtype=np.int64)
+
+    def _depth(self, k: int) -> int:
+        """Clamp ``k`` to the rows in the graph, and examine at least that many per query."""
+        k = min(k, self.size)
+        self.index.set_ef(max(self.ef, k))
+        return k

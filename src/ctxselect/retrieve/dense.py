@@ -3,8 +3,8 @@
 Exact search is one matrix-vector product over every chunk vector. Above
 ``ann_threshold`` chunks an HNSW graph (Malkov & Yashunin 2018, through hnswlib) picks
 candidates and the exact product re-scores them, so an ANN hit carries the same score
-as an exact one (:func:`exact_scores`: bit for bit). Chunks whose text is blank are
-never embedded and never returned.
+as an exact one (bit for bit: :mod:`~ctxselect.retrieve.dense_scores`). Chunks whose
+text is blank are never embedded and never returned.
 
 Its row in ``retrieve.modes`` says it needs an embedder: an index build makes the keyword
 modes from the chunk table alone, and this one cannot be made without a model (see
@@ -21,6 +21,7 @@ anything again and rebuilds the graph.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,6 +29,13 @@ import numpy as np
 from ctxselect.config import DEFAULT_ANN_THRESHOLD
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexMismatchError, NotFoundError
 from ctxselect.retrieve._ann import HnswIndex
+from ctxselect.retrieve.dense_scores import (
+    ANN_SLACK,
+    StackedVectors,
+    best_first,
+    candidates,
+    exact_scores,
+)
 from ctxselect.retrieve.filters import NARROW, RowMask
 from ctxselect.types import ChunkTable, Explanation, Hit, Rows
 
@@ -52,89 +60,33 @@ def check_k(k: int) -> None:
         raise ConfigError(f"k (number of hits) must be a whole number >= 1, got {k!r}")
 
 
-SCORE_NOISE = 1e-5
-"""How far apart BLAS may put two equal dot products: a float32 matrix-vector product
-sums a row differently by its position in the matrix (about 1e-7 on unit vectors), so
-rows this close to the k-th best score are re-scored exactly before ranking."""
-
-
-ANN_SLACK = 16
-"""Extra candidates asked of the graph beyond ``k``: rows tied with (or a rounding error
-from) the k-th best are re-scored exactly too, so ties break on chunk_id as in exact
-search instead of on the graph's visiting order."""
-
-
-def candidates(scores: np.ndarray, k: int, noise: float = SCORE_NOISE) -> np.ndarray:
-    """Return the rows that may be among the ``k`` best finite scores (ascending).
-
-    Every row within ``noise`` of the k-th best stays, so exact re-scoring decides.
-    """
-    finite = np.isfinite(scores)
-    rows = finite.nonzero()[0] if not finite.all() else np.arange(len(scores))
-    if len(rows) <= k:
-        return rows
-    values = scores[rows]
-    kth = np.partition(values, len(values) - k)[len(values) - k]
-    return rows[values >= kth - noise]
-
-
-def exact_scores(vectors: Any, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Return the dot products of ``vectors[rows]`` with ``query``, each row summed the
-    same way wherever it lies (einsum, not BLAS): equal vectors get equal scores, in a
-    delta segment or in the base, so ties break on chunk_id as in a rebuild."""
-    if not len(rows):
-        return np.zeros(0, dtype=np.float32)
-    block = np.asarray(vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
-    return np.einsum("ij,j->i", block, np.asarray(query, dtype=np.float32))
-
-
-def best_first(
-    rows: np.ndarray, values: np.ndarray, ids: Sequence[str] | None = None
-) -> np.ndarray:
-    """Return the positions of ``rows`` by descending value; ties by row, or by
-    ``ids[row]`` when given (rows not in chunk_id order)."""
-    if ids is None or len(np.unique(values)) == len(values):
-        return np.lexsort((rows, -values))
-    ranked = sorted(range(len(rows)), key=lambda i: (-float(values[i]), ids[int(rows[i])]))
-    return np.array(ranked, dtype=np.int64)
-
-
-class StackedVectors:
-    """Row blocks read as one matrix without copying them: the base segment's vectors
-    (memory-mapped), then each delta segment's. Supports what search needs: ``@`` a
-    query vector, row lookup, ``len`` and ``shape``."""
-
-    def __init__(self, parts: Sequence[np.ndarray]) -> None:
-        self.parts = [np.asarray(p, dtype=np.float32) for p in parts]
-        sizes = [len(p) for p in self.parts]
-        self.starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        self.shape = (int(self.starts[-1]), int(self.parts[0].shape[1]))
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __matmul__(self, query: np.ndarray) -> np.ndarray:
-        return np.concatenate([p @ query for p in self.parts])
-
-    def __getitem__(self, rows: Any) -> np.ndarray:
-        if isinstance(rows, int | np.integer):
-            block = int(np.searchsorted(self.starts, rows, side="right")) - 1
-            return self.parts[block][int(rows) - int(self.starts[block])]
-        rows = np.asarray(rows, dtype=np.int64)
-        out = np.empty((len(rows), self.shape[1]), dtype=np.float32)
-        blocks = np.searchsorted(self.starts, rows, side="right") - 1
-        for block in np.unique(blocks).tolist():
-            at = blocks == block
-            out[at] = self.parts[block][rows[at] - self.starts[block]]
-        return out
-
-
 def encode_text(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).copy()
 
 
 def decode_text(blob: np.ndarray) -> str:
     return np.asarray(blob, dtype=np.uint8).tobytes().decode("utf-8")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MaskedRows:
+    """What every search under one row mask needs, worked out once for all its queries.
+
+    Attributes:
+        mask: The mask (held: the next search under the same object reuses this).
+        allowed: The embedded rows it allows, ascending.
+        in_graph: How many of them the HNSW graph holds (rows before ``ann_rows``).
+        tail: The allowed rows after the graph's (delta segments: searched exactly).
+        flags: ``mask.allow`` as a list for the graph's filter, which reads it at every
+            visited node (a list lookup is the cheapest); empty when the graph is not
+            walked (no graph, or a narrow mask).
+    """
+
+    mask: RowMask
+    allowed: np.ndarray
+    in_graph: int
+    tail: np.ndarray
+    flags: list[bool]
 
 
 class DenseRetriever:
@@ -184,6 +136,7 @@ class DenseRetriever:
                 self._tail = StackedVectors(stacked.parts[1:])
             else:
                 self._tail = self.vectors[np.arange(self.ann_rows, len(self.embedded))]
+        self._masked: MaskedRows | None = None  # the last mask searched under
 
     @classmethod
     def build(
@@ -228,7 +181,7 @@ class DenseRetriever:
 
     @classmethod
     def load(
-        cls, table: ChunkTable, arrays: Mapping[str, np.ndarray], embedder: Encoder
+        cls, table: Rows, arrays: Mapping[str, np.ndarray], embedder: Encoder
     ) -> DenseRetriever:
         """Rebuild the retriever from :meth:`arrays`, checking the embedder is the same.
 
@@ -291,11 +244,9 @@ class DenseRetriever:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.asarray(query_vector, dtype=np.float32)
         if mask is not None:
-            mask.check(len(self.embedded))
-            rows = self._masked_candidates(query, k, mask)
+            rows = self._masked_candidates(query, k, self._rows_of(mask))
         elif self.ann is not None and k < self.ann.size:
-            found = self.ann.candidates(query, min(k + ANN_SLACK, self.ann.size))
-            rows = found if found is not None else candidates(self.scores(query), k)
+            rows = self.ann.candidates(query, min(k + ANN_SLACK, self.ann.size))
             if self._tail is not None:  # rows added since the graph: exact
                 tail = self._tail @ query + self._mask[self.ann_rows :]
                 rows = np.concatenate([rows, candidates(tail, k) + self.ann_rows])
@@ -305,19 +256,38 @@ class DenseRetriever:
         order = best_first(rows, values, self.tie_ids)[:k]
         return rows[order], values[order]
 
-    def _masked_candidates(self, query: np.ndarray, k: int, mask: RowMask) -> np.ndarray:
-        """Candidate rows among those ``mask`` allows: the graph walks allowed rows when
+    def _rows_of(self, mask: RowMask) -> MaskedRows:
+        """What searches under ``mask`` share: kept for the next search, so the queries
+        of a batch (``search_many``, hybrid's dense side) work it out once, not each."""
+        kept = self._masked  # read once: another thread may replace it meanwhile
+        if kept is not None and kept.mask is mask:
+            return kept
+        mask.check(len(self.embedded))
+        allowed = mask.rows[self.embedded[mask.rows]]
+        walks = self.ann is not None and mask.share >= NARROW
+        kept = MaskedRows(
+            mask=mask,
+            allowed=allowed,
+            in_graph=int((allowed < self.ann_rows).sum()),
+            tail=allowed[allowed >= self.ann_rows],
+            flags=mask.allow.tolist() if walks else [],
+        )
+        self._masked = kept
+        return kept
+
+    def _masked_candidates(self, query: np.ndarray, k: int, masked: MaskedRows) -> np.ndarray:
+        """Candidate rows among those a mask allows: the graph walks allowed rows when
         they are many; a narrow filter (or a graph that finds too few) scores every
         allowed row exactly, so a filtered search never returns fewer hits than exist."""
-        allowed = mask.rows[self.embedded[mask.rows]]
-        if self.ann is not None and mask.share >= NARROW and k + ANN_SLACK < len(allowed):
-            found = self.ann.candidates(query, k + ANN_SLACK, mask.allow)
-            if found is not None and len(found) >= min(k, int((allowed < self.ann_rows).sum())):
+        allowed = masked.allowed
+        wide = masked.mask.share >= NARROW
+        if self.ann is not None and wide and k + ANN_SLACK < len(allowed):
+            found = self.ann.allowed_candidates(query, k + ANN_SLACK, masked.flags)
+            if found is not None and len(found) >= min(k, masked.in_graph):
                 if self._tail is None:
                     return found
-                tail = allowed[allowed >= self.ann_rows]
-                values = exact_scores(self.vectors, tail, query)
-                return np.concatenate([found, tail[candidates(values, k)]])
+                values = exact_scores(self.vectors, masked.tail, query)
+                return np.concatenate([found, masked.tail[candidates(values, k)]])
         values = exact_scores(self.vectors, allowed, query)
         return allowed[candidates(values, k)]
 

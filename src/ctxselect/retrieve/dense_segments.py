@@ -20,11 +20,11 @@ from ctxselect.retrieve.dense import (
     REBUILD,
     DenseRetriever,
     Encoder,
-    StackedVectors,
     check_model,
     encode_text,
     graph_of,
 )
+from ctxselect.retrieve.dense_scores import StackedVectors
 from ctxselect.types import Rows, Segments
 
 
@@ -103,7 +103,7 @@ def load_segments(rows: Rows, segments: Segments, embedder: Encoder) -> DenseRet
     """
     base = segments.base
     if segments.compacted:
-        return DenseRetriever.load(rows, base, embedder)  # type: ignore[arg-type]
+        return DenseRetriever.load(rows, base, embedder)
     check_model(base, embedder)
     parts = [base["vectors"], *(d["vectors"] for d in segments.deltas)]
     flags = [base["embedded"], *(d["embedded"] for d in segments.deltas)]

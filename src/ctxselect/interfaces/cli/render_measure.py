@@ -5,26 +5,18 @@ The read-path and index commands' text is in :mod:`~ctxselect.interfaces.cli.ren
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from ctxselect.api.evaluate import Comparison, EvalResult, LabReport, SessionCost
+from ctxselect.api.evaluate import (
+    Comparison,
+    EvalResult,
+    LabReport,
+    SessionCost,
+    render_table,
+)
 from ctxselect.api.modes import fusion_modes
 from ctxselect.api.sweep import SweepReport
 from ctxselect.api.tune import TuningReport
-
-
-def render_table(rows: Sequence[Any]) -> str:
-    """Align rows that know their ``headers()`` and ``cells()`` as a text table."""
-    if not rows:
-        return "(no rows)"
-    grid = [rows[0].headers(), *(row.cells() for row in rows)]
-    widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]))]
-    lines = [
-        "  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in grid
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def tuning_report(report: TuningReport, *, written: bool) -> str:
@@ -100,21 +92,16 @@ def eval_result(result: EvalResult) -> str:
 
 def lab_report(report: LabReport) -> str:
     """The chapter's two tables."""
-    parts = [
+    text = (
         f"Chunk-size sweep on {report.corpus} ({report.n_queries} labeled queries, "
-        f"paragraph chunks, mode {report.mode}):",
-        render_table(report.size_rows),
-        "",
+        f"paragraph chunks, mode {report.mode}):\n{render_table(report.size_rows)}\n"
         f"Budget table ({report.budget_chunk_chars}-character chunks, {report.packer} fill, "
-        f"tokens in {report.tokenizer}, framing included):",
-        render_table(report.budget_rows),
-    ]
+        f"tokens in {report.tokenizer}, framing included):\n{render_table(report.budget_rows)}"
+    )
     if report.unmatched_labels:
-        parts.append(
-            "labels matching no document (those queries can never be answered): "
-            + ", ".join(report.unmatched_labels)
-        )
-    return "\n".join(parts)
+        text += "labels matching no document (those queries can never be answered): "
+        text += ", ".join(report.unmatched_labels)
+    return text.removesuffix("\n")  # click.echo ends the line
 
 
 def sweep_footer(report: SweepReport) -> str:
