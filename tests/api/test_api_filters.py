@@ -228,6 +228,32 @@ def test_a_large_index_read_per_hit_filters_the_same(folder, idx, monkeypatch):
         assert hits == idx.search(QUERY, 10, include=["howto/"], where=["status=published"])
 
 
+def test_rows_read_per_hit_filter_an_index_with_rows_deleted_since_its_base(tmp_path, monkeypatch):
+    from ctxselect.stores.embedded import sqlite as embedded_sqlite
+
+    folder = tmp_path / "ix"
+    docs = [Document(f"n{i}.md", f"onion note {i}", content_hash=str(i)) for i in range(20)]
+    cs.add_documents(docs, folder)
+    changed = Document("n3.md", "onion soup", content_hash="new", fields=(("diet", "vegan"),))
+    cs.add_documents([changed], folder, compact_fraction=None)  # n3's old row is dead
+    cs.remove_documents(["n4.md"], folder, compact_fraction=None)
+    with cs.open_index(folder) as eager:
+        assert eager.info().delta_segments >= 1
+        expected = {
+            "vegan": eager.search("onion", 5, where=["diet=vegan"]),
+            "globs": eager.search("onion", 30, exclude=["n1*.md"]),
+            "none": eager.filter_note(include=["n4.md"]),
+        }
+    assert _docs(expected["vegan"]) == ["n3.md"] and len(expected["globs"]) == 8
+    assert expected["none"] == "include 'n4.md' matches none of the 19 documents"
+    monkeypatch.setattr(embedded_sqlite, "TEXTS_IN_MEMORY_MAX", 0)  # rows read per hit
+    with cs.open_index(folder) as lazy:
+        assert lazy.search("onion", 5, where=["diet=vegan"]) == expected["vegan"]
+        assert lazy._lazy
+        assert lazy.search("onion", 30, exclude=["n1*.md"]) == expected["globs"]
+        assert lazy.filter_note(include=["n4.md"]) == expected["none"]
+
+
 @pytest.mark.parametrize("mode", ["dense", "hybrid"])
 def test_dense_and_hybrid_filter_a_stored_index_with_deltas(tmp_path, mode):
     folder = tmp_path / "ix"

@@ -76,3 +76,30 @@ def test_a_wide_filter_goes_to_the_server_as_the_ids_it_blocks(
         hits = idx.search(QUERY, 10, exclude=[gone])
         assert len(hits) == 10 and gone not in {h.doc_id for h in hits}
         assert [h.chunk_id for h in hits[:5]] == [h.chunk_id for h in full if h.doc_id != gone][:5]
+
+
+def test_a_filter_on_rows_read_per_hit_reads_every_doc_id_in_one_query(
+    milvus_index: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxselect.stores.milvus import client as mc
+    from ctxselect.stores.milvus import snapshots
+    from ctxselect.stores.milvus.lazy import MilvusLazyRows
+
+    with cs.open_index(milvus_index) as eager:
+        expected = eager.search(QUERY, 10, include=["howto/"], where=["status=draft"])
+    monkeypatch.setattr(snapshots, "TEXTS_IN_MEMORY_MAX", 0)  # rows read per hit
+    with cs.open_index(milvus_index) as idx:
+        rows = idx._snapshot().rows
+        assert isinstance(rows, MilvusLazyRows) and len(rows) > 50
+        exprs: list[str] = []
+        query_all = mc.query_all
+
+        def counted(client: Any, collection: str, expr: str, fields: Any) -> list[dict]:
+            exprs.append(expr)
+            return query_all(client, collection, expr, fields)
+
+        monkeypatch.setattr(mc, "query_all", counted)
+        hits = idx.search(QUERY, 10, include=["howto/"], where=["status=draft"])
+        assert hits == expected and hits
+        per_row = [e for e in exprs if e.startswith("id == ")]
+        assert len(per_row) <= len(hits)  # hits only: the filter read no row by itself

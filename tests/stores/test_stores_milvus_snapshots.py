@@ -56,6 +56,7 @@ def test_lazy_rows_read_the_same_chunks(uri: str) -> None:
         assert lazy.rows.row_of[chunk_id] == row and lazy.rows.chunk_ids[row] == chunk_id
         assert lazy.rows.hit(row, 1, 0.5) == eager.rows.hit(row, 1, 0.5)
     assert lazy.rows.row_of.get("retry#0") is None and "retry#0" not in lazy.rows.row_of
+    assert lazy.rows.all_doc_ids() == list(eager.rows.doc_ids)  # one query, dead rows too
     store.close()
 
 

@@ -70,9 +70,7 @@ def select_context(
 
 def empty_note(index: Index, filter: Filter) -> str:
     """Why a search with ``filter`` found nothing ("" without a filter)."""
-    if not filter:
-        return ""
-    return index.filter_note(include=filter.include, exclude=filter.exclude, where=filter.where)
+    return index.note_for(filter)
 
 
 def context_note(

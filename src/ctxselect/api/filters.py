@@ -22,10 +22,12 @@ import numpy as np
 from ctxselect.api import globs
 from ctxselect.errors import ConfigError
 from ctxselect.retrieve.filters import RowMask
+from ctxselect.stores import doc_fields
 from ctxselect.types import Filter, Rows
 
-BUILTIN_KEYS = ("kind", "language", "path", "title")
-"""Metadata every document has (``language``: code files indexed since filters exist)."""
+BUILTIN_KEYS = doc_fields.FILTER_KEYS
+"""Keys a ``where`` may always name (``language``: code files indexed since filters exist);
+how stores merge them with user fields is :mod:`ctxselect.stores.doc_fields`."""
 MAX_WHERE = 50
 MAX_WHERE_CHARS = 1000
 
@@ -113,7 +115,7 @@ def _pair(item: object) -> tuple[str, str]:
 
 def row_doc_ids(rows: Rows) -> Sequence[str]:
     """The doc id of every row: a table's column, lazy rows' one read of them all, else
-    from the chunk ids (``doc_id#ordinal``)."""
+    from the chunk ids (``doc_id#ordinal``); "" for a row deleted since the base."""
     doc_ids = getattr(rows, "doc_ids", None)
     if doc_ids is not None and len(doc_ids) == len(rows):
         return list(doc_ids)
@@ -142,7 +144,7 @@ def filter_rows(
             lists the keys it does have.
     """
     per_row = row_doc_ids(rows)
-    doc_ids = list(dict.fromkeys(per_row))
+    doc_ids = [d for d in dict.fromkeys(per_row) if d]  # "": a row deleted since the base
     kept, note = globs.doc_filter(filter.include, filter.exclude)(doc_ids)
     if kept and filter.where:
         fields = fields_of(kept)

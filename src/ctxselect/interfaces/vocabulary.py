@@ -111,6 +111,7 @@ TERMS: tuple[Term, ...] = (
     Term("retriever_for", None, None, "a retriever over chunks in memory"),
     Term("Index.search_many", None, None, "search a batch of queries"),
     Term("Index.filter_note", None, None, "why a filtered search found nothing"),
+    Term("Index.note_for", None, None, "filter_note for a Filter value"),
     Term("Index.rank", None, None, "search, then reorder by MMR or a cross-encoder"),
     Term("Index.pack", None, None, "pack ranked hits into a budget"),
     Term("Index.select_ranked", None, None, "select from hits already ranked"),

@@ -4,7 +4,8 @@ Every document has ``kind``, ``title`` and ``path`` (its doc id) from the docume
 table. User fields (a BEIR line's ``metadata``, Markdown front matter, a code file's
 ``language``) live in ``doc_fields``, one row per (document, key), added by schema 4;
 an index of an older schema has no such table until it is upgraded, and its documents
-simply have no user fields.
+simply have no user fields. Which value wins on a clash is
+:func:`ctxselect.stores.doc_fields.merged`, shared with the Milvus store.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from ctxselect.stores import doc_fields
 from ctxselect.types import Document
 
 TABLE = """
@@ -19,7 +21,6 @@ CREATE TABLE IF NOT EXISTS doc_fields (
     doc_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (doc_id, key)) WITHOUT ROWID
 """
-BUILTIN = ("kind", "path", "title")
 _BATCH = 500  # doc ids per IN (...) query: below SQLite's variable limit
 
 
@@ -45,10 +46,11 @@ def delete(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> None:
 
 
 def read(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> dict[str, dict[str, str]]:
-    """Return the metadata of ``doc_ids`` that are stored: built-in keys, then user fields
-    (a front matter ``title`` stands in for a document without one)."""
-    out: dict[str, dict[str, str]] = {}
-    user = has_table(conn)
+    """Return the metadata of ``doc_ids`` that are stored: built-in keys and user fields,
+    merged by :func:`ctxselect.stores.doc_fields.merged`."""
+    own: dict[str, tuple[str, str]] = {}
+    user: dict[str, dict[str, str]] = {}
+    with_user = has_table(conn)
     ids = list(doc_ids)
     for at in range(0, len(ids), _BATCH):
         part = ids[at : at + _BATCH]
@@ -56,21 +58,21 @@ def read(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> dict[str, dict[str
         for doc_id, kind, title in conn.execute(
             f"SELECT doc_id, kind, title FROM documents WHERE doc_id IN ({marks})", part
         ):
-            out[doc_id] = {"kind": kind, "path": doc_id, **({"title": title} if title else {})}
-        if user:
+            own[doc_id] = (kind, title)
+        if with_user:
             for doc_id, key, value in conn.execute(
                 f"SELECT doc_id, key, value FROM doc_fields WHERE doc_id IN ({marks})", part
             ):
-                if doc_id in out:
-                    out[doc_id].setdefault(key, value)  # a built-in key is never overridden
-    for found in out.values():
-        found.setdefault("title", "")  # front matter may give a Markdown file its title
-    return out
+                user.setdefault(doc_id, {})[key] = value
+    return {
+        doc_id: doc_fields.merged(kind, doc_id, title, user.get(doc_id, {}))
+        for doc_id, (kind, title) in own.items()
+    }
 
 
 def keys(conn: sqlite3.Connection) -> list[str]:
     """Every metadata key stored: the built-in ones, then the user fields (sorted)."""
     user = []
     if has_table(conn):
-        user = [k for (k,) in conn.execute("SELECT DISTINCT key FROM doc_fields ORDER BY key")]
-    return [*BUILTIN, *(k for k in user if k not in BUILTIN)]
+        user = [k for (k,) in conn.execute("SELECT DISTINCT key FROM doc_fields")]
+    return doc_fields.all_keys(user)

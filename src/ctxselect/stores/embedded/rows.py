@@ -86,15 +86,13 @@ class LazyRows:
 
     def all_doc_ids(self) -> list[str]:
         """Return every row's doc id in one pass over the chunks (a filter needs them all;
-        row by row, a million rows would be a million queries)."""
+        row by row, a million rows would be a million queries). A row deleted since the
+        base has no chunk any more: its doc id is "", as in :func:`eager_table` (searches
+        never return it; a chunk missing for another reason is caught when a hit reads it).
+        """
         with self._lock:
             doc_of = dict(self._conn.execute("SELECT id, doc_id FROM chunks"))
-        missing = next(
-            (row for row, rid in enumerate(self._rowids.tolist()) if rid not in doc_of), None
-        )
-        if missing is not None:
-            raise _stale(missing)
-        return [doc_of[rid] for rid in self._rowids.tolist()]
+        return [doc_of.get(rid, "") for rid in self._rowids.tolist()]
 
     def hit(self, row: int, rank: int, score: float) -> Hit:
         """Make the Hit for ``row``, reading its chunk by row id."""

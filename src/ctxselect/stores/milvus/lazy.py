@@ -20,6 +20,8 @@ from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import Chunk, Hit
 
+_ID_FIELDS = ["id", "doc_id"]  # what a filter reads of every row
+
 
 class StaleRowsError(IndexCorruptError):
     """A row's chunk is gone from the server (a compaction purged the generation read)."""
@@ -61,11 +63,28 @@ class MilvusLazyRows:
         """Return the chunk of global ``row``."""
         found = self._rows(f"id == {int(self._rowids[row])}")
         if not found:
-            raise StaleRowsError(
-                f"row {row} of index {self._store.uri} has no chunk on the server any more "
-                f"(a compaction removed its generation): search again"
-            )
+            raise self._stale(row)
         return self._store.to_chunk(found[0], self._generation)
+
+    def _stale(self, row: int) -> StaleRowsError:
+        return StaleRowsError(
+            f"row {row} of index {self._store.uri} has no chunk on the server any more "
+            f"(a compaction removed its generation): search again"
+        )
+
+    def all_doc_ids(self) -> list[str]:
+        """Return every row's doc id from one query over the generation's chunk rows (a
+        filter needs them all; row by row, a million rows would be a million queries)."""
+        expr = f"born <= {self._generation}"
+        found = mc.query_all(self._store._client, self._store.address.name, expr, _ID_FIELDS)
+        doc_of = {int(r["id"]): str(r["doc_id"]) for r in found}
+        out: list[str] = []
+        for row, rowid in enumerate(self._rowids.tolist()):
+            doc_id = doc_of.get(rowid)
+            if doc_id is None:
+                raise self._stale(row)
+            out.append(doc_id)
+        return out
 
     def hit(self, row: int, rank: int, score: float) -> Hit:
         """Make the Hit for ``row``, reading its chunk by row id."""

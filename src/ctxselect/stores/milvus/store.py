@@ -21,12 +21,13 @@ from ctxselect.errors import (
     IndexNotFoundError,
     NotFoundError,
 )
+from ctxselect.stores import doc_fields
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus import snapshots
 from ctxselect.stores.milvus.lease import Lease
 from ctxselect.stores.milvus.vectors import MilvusVectorCache
-from ctxselect.stores.milvus.visible_rows import BUILTIN_FIELDS, VisibleRows, document_fields_of
+from ctxselect.stores.milvus.visible_rows import VisibleRows, document_fields_of
 from ctxselect.stores.milvus.writes import MilvusWrites, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document
 
@@ -204,8 +205,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
     def field_keys(self) -> list[str]:
         """Return every metadata key the index stores (built-in ones first)."""
         found = document_fields_of(self.doc_rows(self.generation(), None, parts=False))
-        user = sorted({k for f in found.values() for k in f} - set(BUILTIN_FIELDS))
-        return [*BUILTIN_FIELDS, *user]
+        return doc_fields.all_keys(k for f in found.values() for k in f)
 
     @_calling
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:

@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxselect.errors import NotFoundError
+from ctxselect.stores import doc_fields
 from ctxselect.stores.milvus import client as mc
 from ctxselect.types import Chunk, Document
-
-BUILTIN_FIELDS = ("kind", "path", "title")
 
 
 class VisibleRows:
@@ -99,12 +98,12 @@ class VisibleRows:
 
 def document_fields_of(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """Metadata by doc id from document rows (the newest version of each; user fields
-    are kept in ``info`` since ``--where`` exists, so older documents have none)."""
+    are kept in ``info`` since ``--where`` exists, so older documents have none), merged
+    by :func:`ctxselect.stores.doc_fields.merged`."""
     out: dict[str, dict[str, str]] = {}
     for row in sorted(rows, key=lambda r: int(r["ref"])):
         info = json.loads(row["info"])
-        found = {"kind": info["kind"], "path": row["key"]}
-        if info["title"]:  # else a front matter title stands in
-            found["title"] = info["title"]
-        out[row["key"]] = {"title": "", **info.get("fields", {}), **found}
+        out[row["key"]] = doc_fields.merged(
+            info["kind"], row["key"], info["title"], info.get("fields", {})
+        )
     return out
