@@ -37,24 +37,28 @@ CACHE = REPO / ".bench-cache" / "vectors"
 RESULTS = REPO / ".bench-cache" / "embed_windows.jsonl"
 DEPTH = 100
 DECISION = (
-    "Decision: windows are opt-in (`ctxselect index --embedder minilm --embed-long windows`, "
-    '`index_paths(embed_long="windows")`, `make_embedder("minilm", embed_long="windows")`); '
-    "the default stays truncate. Dense nDCG@10 rose in every cell re-run, by 0.002 to "
-    "0.006, but tuned hybrid, the mode `ctxselect tune` makes the default, fell on SciFact "
-    "at both sizes (by more than the 0.003 that bf16 against fp32 vectors moved it in the "
-    "runtime section) and rose by at most 0.004 elsewhere, while the embedding work grows "
-    "with the windows (1.75x the chunks at 512 on SciFact, 1.83x on NFCorpus): it does not "
-    "pay as a default. Where dense is used alone on long chunks, or where chunks run far "
-    "past the limit (code, many word pieces per token; not measured here), windows are "
-    "the better choice. "
-    "Overlap: 32 shared word pieces did not help where measured (table above), so windows "
-    "do not overlap. The index records the policy in its model id (`... [windows 256 "
-    "mean]`), so windowed and truncated vectors never mix in a cache or an index; every "
-    "index keeps embedding and searching as it was built, and `ctxselect info` says how "
-    "(`embed_long = windows of 256 word pieces, mean-pooled` or `truncated at 256 word "
-    "pieces`). Passage vectors came partly from torch fp32 and partly from the bf16 runtime "
-    "of the section above (same model id, cosine ≥ 0.9999): whichever ran when a vector "
-    "was first needed."
+    "Decision: an index's default is `auto` (`ctxselect index --embed-long auto`, "
+    '`index_paths(embed_long="auto")`, `embed_long = "auto"` in `ctxselect.toml`): the '
+    "write that first embeds an index chooses `windows` when most of its chunks are code "
+    '(windows won on every package in "Code retrieval: embedding long chunks whole") and '
+    '`truncate` otherwise, so a prose index keeps the "before" vectors and model id of this '
+    "table; `--embed-long windows` or `truncate` still decide, and "
+    '`make_embedder("minilm")` truncates unless told. On prose, dense nDCG@10 rose in every '
+    "cell re-run, by 0.002 to 0.006, but tuned hybrid, the mode `ctxselect tune` makes the "
+    "default, fell on SciFact at both sizes (by more than the 0.003 that bf16 against fp32 "
+    "vectors moved it in the runtime section) and rose by at most 0.004 elsewhere, while "
+    "the embedding work grows with the windows (1.75x the chunks at 512 on SciFact, 1.83x "
+    "on NFCorpus): it does not pay as a default for prose. Where dense is used alone on "
+    "long chunks, or where chunks run far past the limit (code, many word pieces per token; "
+    "not measured here), windows are the better choice. Overlap: 32 shared word pieces did "
+    "not help where measured (table above), so windows do not overlap. The index records "
+    "the policy in its model id (`... [windows 256 mean]`), so windowed and truncated "
+    "vectors never mix in a cache or an index; every index keeps embedding and searching as "
+    "it was built, and `ctxselect info` says how (`embed_long = windows of 256 word pieces, "
+    "mean-pooled` or `truncated at 256 word pieces`, followed by `(auto: 412 of 530 chunks "
+    "are code)` where auto chose). Passage vectors came partly from torch fp32 and partly "
+    "from the bf16 runtime of the section above (same model id, cosine ≥ 0.9999): whichever "
+    "ran when a vector was first needed."
 )
 THREADS = 2
 

@@ -15,7 +15,8 @@ Versions (``manifest_version``):
   ``bm25``. Each may be absent; a ``bm25`` without ``identifiers`` was built without
   identifier parts (False), whatever ``BM25Params``'s default is now; then
   ``chunk_layout`` (absent: the chunker's layout before it was recorded, ``""``); then
-  ``throughput`` (absent: no write has measured the embedder).
+  ``throughput`` (absent: no write has measured the embedder); then ``embed_long_auto``
+  (absent: ``embed_long="auto"`` chose no policy; the model id records the policy).
 - 2: the same keys, written by :meth:`Manifest.to_dict` with ``manifest_version``.
 
 Unknown keys: a top-level key this version does not interpret (the store's own
@@ -116,6 +117,8 @@ class Manifest:
         throughput: The embedder's speed in the last write that embedded chunks:
             ``chunks``, ``seconds``, ``chunks_per_s``, ``model_id``, ``at`` (None: never
             measured; a write that embeds nothing new keeps the previous figure).
+        embed_long_auto: Why ``embed_long="auto"`` chose the policy in the model id, as
+            ``embed.windows.AutoChoice.to_dict`` writes it (None: not chosen by auto).
         calibration: By mode, the P(relevant) calibration as ``budget.calibration`` writes
             it (read it with ``budget.calibration.calibrations``).
         created: When the index was first built (ISO 8601; empty: not yet).
@@ -137,6 +140,7 @@ class Manifest:
     fusion: FuseSpec | None = None
     tuning: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
+    embed_long_auto: dict[str, Any] | None = None
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
     created: str = ""
     updated: str = ""
@@ -178,6 +182,7 @@ class Manifest:
             "fusion": dataclasses.asdict(self.fusion) if self.fusion else None,
             "tuning": self.tuning,
             "throughput": self.throughput,
+            "embed_long_auto": self.embed_long_auto,
             "calibration": {mode: dict(c) for mode, c in self.calibration.items()},
             "created": self.created,
             "updated": self.updated,
@@ -204,6 +209,7 @@ _KNOWN = {
     "default_mode",
     "tuning",
     "throughput",
+    "embed_long_auto",
     "calibration",
     "created",
     "updated",
@@ -250,6 +256,7 @@ class _Reader:
             fusion=self.spec("fusion", FuseSpec),
             tuning=self.mapping("tuning"),
             throughput=self.mapping("throughput"),
+            embed_long_auto=self.mapping("embed_long_auto"),
             calibration=self.calibration(),
             created=self.text("created"),
             updated=self.text("updated"),

@@ -125,7 +125,10 @@ def test_an_unknown_key_names_the_file_and_the_valid_keys(repo: Path) -> None:
         ('chunker = "foo"', "key 'chunker': chunker must be one of auto, "),
         ('mode = "bm26"', "key 'mode': mode must be one of "),
         ('embedder = "big"', "key 'embedder': embedder must be one of "),
-        ('embed_long = "all"', "key 'embed_long': embed_long must be one of windows, truncate"),
+        (
+            'embed_long = "all"',
+            "key 'embed_long': embed_long must be one of auto, windows, truncate",
+        ),
         ("k1 = true", "key 'k1': BM25 k1 must be a finite number from 0 to 10"),
         ("k = 0", "key 'k': k (number of hits) must be a whole number >= 1"),
         ('stop = "soon"', "key 'stop': unknown stop rule 'soon': use auto, none"),

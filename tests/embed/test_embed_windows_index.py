@@ -2,7 +2,8 @@
 
 The hash embedder is given a limit here (as if it read only 32 word pieces, counted by
 MiniLM's tokenizer), so the index's whole path runs with windows and no model.
-Windows are opt-in (``embed_long="windows"``); the default cuts at the limit.
+An index's default, ``auto``, cuts these prose files at the limit (``truncate``);
+``tests/embed/test_embed_auto_long.py`` covers what it does with code.
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ def build(docs: Path, index: Path, embedder: object) -> None:
 
 def test_the_index_records_the_window_policy(limited_hash, docs, tmp_path) -> None:
     build(docs, tmp_path / "new", make_embedder("hash", embed_long="windows"))
-    build(docs, tmp_path / "old", "hash")  # the default: truncate
+    build(docs, tmp_path / "old", "hash")  # the default, auto: truncate for prose
     with open_index(tmp_path / "new") as new, open_index(tmp_path / "old") as old:
         new_id = new.info().settings["embedder"]["model_id"]
         old_id = old.info().settings["embedder"]["model_id"]
         assert new_id == f"hash-v1-256 [windows {LIMIT} mean]" and old_id == "hash-v1-256"
         assert new.info().settings["embed_long"] == f"windows of {LIMIT} word pieces, mean-pooled"
-        assert old.info().settings["embed_long"] == f"truncated at {LIMIT} word pieces"
+        assert old.info().settings["embed_long"] == (
+            f"truncated at {LIMIT} word pieces (auto: 0 of 2 chunks are code)"
+        )
 
 
 @pytest.mark.parametrize("embed_long", ["truncate", "windows"])

@@ -3,7 +3,7 @@ writes for each stored mode of ``retrieve.modes.MODES``.
 
 Each spec's ``store`` picks its writer (:data:`WRITERS`): postings modes analyze text
 (:func:`postings_ops`); vector modes embed it (:func:`dense_ops`). ``write`` asks
-:func:`resolve_embedder` what the manifest will record of the embedder (name, model id,
+``api.embedder_choice`` what the manifest will record of the embedder (name, model id,
 dimensions, ANN threshold). The model is made on first use (:class:`LazyEmbedder`), so
 an update whose chunks are all in the index's vector cache never loads it. Experiments
 (sweep, lab) build modes in memory with ``retrieve.modes.retriever_for`` and make their
@@ -22,11 +22,14 @@ import numpy as np
 
 from ctxselect import embed as _embed
 from ctxselect.config import (
-    DEFAULT_ANN_THRESHOLD,
     DEFAULT_MODE,
     BM25Params,
 )
-from ctxselect.embed.windows import EMBED_LONG, long_policy_of  # for the interfaces
+from ctxselect.embed.windows import (  # for the interfaces
+    DEFAULT_INDEX_EMBED_LONG,
+    EMBED_LONG,
+    long_policy_of,
+)
 from ctxselect.errors import ConfigError, IndexMismatchError
 from ctxselect.index.writer import ModeOps, indexed_text
 from ctxselect.manifest import EmbedderSpec, Manifest
@@ -220,55 +223,6 @@ WRITERS: dict[str, Callable[[ModeSpec, WriteInputs], ModeOps]] = {
 """A spec's ``store`` -> the function making its write-path operations."""
 
 
-def resolve_embedder(
-    manifest: Manifest,
-    embedder: EmbedderArg,
-    ann_threshold: int | None,
-    embed_long: str | None = None,
-) -> tuple[EmbedderSpec | None, _embed.Embedder | None]:
-    """The embedder spec the index will record, and the embedder if one was named or given.
-
-    A named embedder is made now, so a model that changed with an upgrade of its package
-    shows as a changed spec (and the index is re-embedded); without a name the index's
-    own spec is kept and its model made only if something needs embedding. ``embed_long``
-    (``windows``, ``truncate``) remakes the named embedder, or the index's own, that way.
-    """
-    if ann_threshold is not None and (
-        isinstance(ann_threshold, bool) or not isinstance(ann_threshold, int) or ann_threshold < 1
-    ):
-        raise ConfigError(f"ann_threshold must be a whole number >= 1, got {ann_threshold!r}")
-    old = manifest.embedder
-    dropped = isinstance(embedder, str) and embedder == NO_EMBEDDER
-    if embed_long is not None and not dropped:
-        embedder = _long_policy(embedder, old, embed_long)
-    if dropped or (embedder is None and old is None):
-        if ann_threshold is not None and not dropped:
-            raise ConfigError(
-                "ann_threshold needs dense retrieval: give an embedder too "
-                "(`ctxselect index --embedder minilm --ann-threshold N`)"
-            )
-        return None, None
-    threshold = ann_threshold or (old.ann_threshold if old else DEFAULT_ANN_THRESHOLD)
-    if embedder is None:  # the index's own (``old`` is set: the case of neither returned)
-        return (dataclasses.replace(old, ann_threshold=threshold) if old else None), None
-    made = _embed.make_embedder(embedder) if isinstance(embedder, str) else embedder
-    return embedder_spec(made, threshold), made
-
-
-def _long_policy(
-    embedder: EmbedderArg, old: EmbedderSpec | None, embed_long: str
-) -> _embed.Embedder:
-    """The named embedder (or the index's own) made to embed long chunks as ``embed_long``."""
-    name = embedder if isinstance(embedder, str) else old.name if old and not embedder else None
-    if name is None:
-        raise ConfigError(
-            "embed_long needs an embedder named by string (`ctxselect index --embedder minilm "
-            "--embed-long truncate`); an Embedder object embeds as it was made: make it with "
-            "`make_embedder(name, embed_long=...)`"
-        )
-    return _embed.make_embedder(name, embed_long=embed_long)
-
-
 def tuned_settings(manifest: Manifest, dense: EmbedderSpec | None, model_changed: bool) -> Manifest:
     """``manifest`` with the ``default_mode``, ``fusion`` and ``tuning`` it keeps after a write.
 
@@ -343,6 +297,7 @@ def experiment_embedder(
 
 
 __all__ = [
+    "DEFAULT_INDEX_EMBED_LONG",
     "EMBED_LONG",
     "NO_EMBEDDER",
     "WRITERS",
@@ -360,7 +315,6 @@ __all__ = [
     "long_policy_of",
     "postings_ops",
     "prune_vectors",
-    "resolve_embedder",
     "stored_mode_ops",
     "tuned_settings",
     "vector_ops",

@@ -113,11 +113,9 @@ def _flag(value: object) -> object:
 
 
 def _embed_long(value: object) -> object:
-    from ctxselect.embed.windows import EMBED_LONG  # numpy: only when a file sets it
+    from ctxselect.embed.windows import check_embed_long  # numpy: only when a file sets it
 
-    if value not in EMBED_LONG:
-        raise ConfigError(f"embed_long must be one of {', '.join(EMBED_LONG)}, got {value!r}")
-    return value
+    return check_embed_long(value)  # TOML has no null: None never reaches it
 
 
 def _stop(value: object) -> object:
@@ -138,7 +136,7 @@ _SETTINGS = (
     Setting("b", _bounded(config.B), config.BM25Params().b),
     Setting("embedder", _named("embedder", "none"), "none"),
     Setting("ann_threshold", _bounded(_ANN), config.DEFAULT_ANN_THRESHOLD),
-    Setting("embed_long", _embed_long, "truncate"),
+    Setting("embed_long", _embed_long, "auto"),
     Setting("max_bytes", _bounded(config.MAX_BYTES)),
     Setting("mode", _named("mode"), config.DEFAULT_MODE),
     Setting("k", _bounded(config.K), config.DEFAULT_K),

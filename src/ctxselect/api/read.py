@@ -29,7 +29,7 @@ from ctxselect.config import (
     DEFAULT_PACKER,
     resolve_index_dir,
 )
-from ctxselect.embed.windows import describe_long_policy
+from ctxselect.embed.windows import AutoChoice, describe_long_policy
 from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.retrieve.modes import (
     MODES,
@@ -247,7 +247,8 @@ class Index(SearchingReader):
         }
         if manifest.embedder is not None:  # how a chunk over the model's limit is embedded
             dense = manifest.embedder
-            settings["embed_long"] = describe_long_policy(dense.name, dense.model_id)
+            auto = AutoChoice.from_dict(manifest.embed_long_auto)  # why, if auto chose
+            settings["embed_long"] = describe_long_policy(dense.name, dense.model_id, auto)
             measured = manifest.throughput  # the speed of the last write that embedded
             if measured is not None and measured.get("model_id") == dense.model_id:
                 settings["throughput"] = measured

@@ -15,6 +15,7 @@ from typing import Any
 
 from ctxselect import chunk as _chunk
 from ctxselect import ingest as _ingest
+from ctxselect.api import embedder_choice as _choice
 from ctxselect.api import modes as _modes
 from ctxselect.api import parallel as _parallel
 from ctxselect.config import BM25Params, ChunkSpec
@@ -24,7 +25,7 @@ from ctxselect.index.plan import Plan, moved_chunks, plan_changes
 from ctxselect.index.writer import ModeOps, chunk_documents, write_full, write_update
 from ctxselect.manifest import EmbedderSpec, Manifest
 from ctxselect.stores import Store
-from ctxselect.types import Document, IndexReport
+from ctxselect.types import Chunk, Document, IndexReport
 
 
 def now() -> str:
@@ -37,23 +38,35 @@ def read_manifest(store: Store) -> Manifest:
     return Manifest.from_dict(store.read_manifest(), index=store.uri)
 
 
+def _chunks(
+    store: Store,
+    plan: Plan,
+    chunk: ChunkSpec,
+    progress: bool,
+    executor: _ingest.Executor | None,
+) -> list[Chunk]:
+    """The chunks a write commits: those of new documents (on the workers, with an
+    ``executor``), and of renamed ones re-keyed from the store."""
+    fresh = [d for d in plan.upserts if d.doc_id not in plan.renames]
+    if executor is None:
+        chunks = chunk_documents(fresh, _chunk.make_chunker(chunk).chunk, progress=progress)
+    else:
+        chunks = _parallel.chunk_documents(executor, fresh, chunk, progress=progress)
+    if not plan.full:
+        chunks += moved_chunks(store, plan.renames)
+    return chunks
+
+
 def _commit(
     store: Store,
     plan: Plan,
+    chunks: list[Chunk],
     *,
-    chunk: ChunkSpec,
     modes: Mapping[str, ModeOps],
     manifest: Mapping[str, Any],
     progress: bool,
     work: _parallel.Work | None = None,
 ) -> None:
-    fresh = [d for d in plan.upserts if d.doc_id not in plan.renames]
-    if work is None:
-        chunks = chunk_documents(fresh, _chunk.make_chunker(chunk).chunk, progress=progress)
-    else:
-        chunks = _parallel.chunk_documents(work.executor, fresh, chunk, progress=progress)
-    if not plan.full:
-        chunks += moved_chunks(store, plan.renames)
     if work is not None and work.embedder is not None and _modes.has_vectors(modes):
         # the workers fill the vector cache; the dense writer below then embeds nothing
         cache = store.vector_cache()
@@ -120,11 +133,13 @@ def apply(
     ``keep`` names documents a complete scan lacks but must not delete (their files
     exist but could not be read this time). With an ``executor``, new documents are
     chunked and embedded on its workers (:mod:`ctxselect.api.parallel`); this process
-    still makes every write.
+    still makes every write. ``embed_long`` ``auto`` (None too) lets a new dense side's
+    chunks choose how long ones are embedded (:mod:`ctxselect.api.embedder_choice`).
     """
     old = read_manifest(store)
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
-    dense, given = _modes.resolve_embedder(old, embedder, ann_threshold, embed_long)
+    choice = _choice.resolve_embedder(old, embedder, ann_threshold, embed_long)
+    dense = choice.spec
     known = old.built
     layout = _chunk.chunk_layout(chunk)  # the chunker changed how it cuts text: re-chunk
     keyword_changed = known and (
@@ -133,13 +148,8 @@ def apply(
     dense_changed = known and dense != old.embedder
     changed = keyword_changed or dense_changed
     if changed and not complete:
-        raise ConfigError(
-            f"the index {store.uri} was built with other settings ({old.chunk}, chunk layout "
-            f"{old.chunk_layout or 'unrecorded'}, {old.bm25}, embedder {old.embedder}): "
-            f"change settings, or re-chunk with this ctxselect's chunkers (layout {layout}), "
-            f"with `ctxselect index` (it rebuilds the index), not add"
-        )
-    modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, given, progress))
+        raise _settings_differ(store, old, layout)
+    modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, choice.given, progress))
     stored = old.modes
     has_base = old.state.base_rows is not None
     rebuild = not has_base or changed or (complete and set(stored) != set(modes))
@@ -157,6 +167,13 @@ def apply(
     if not (plan.upserts or plan.removed or rebuild):
         # a run killed between its commit and its compaction left work pending: do it now
         return plan, _maintain(store, modes, compact_fraction)
+    chunks = _chunks(store, plan, chunk, progress, executor)
+    kinds = {d.doc_id: d.kind for d in plan.upserts}
+    choice, chosen = _choice.decide_long(choice, chunks, kinds)
+    if chosen is not None:  # auto chose the policy from the chunks: embed with it
+        dense = choice.spec
+        inputs = _modes.WriteInputs(store, bm25, dense, choice.given, progress)
+        modes = _modes.write_ops(inputs, tuple(modes))
     model_changed = known and _model_id(dense) != _model_id(old.embedder)
     new_manifest = dataclasses.replace(
         _modes.tuned_settings(old, dense, model_changed),
@@ -168,27 +185,50 @@ def apply(
         bm25=bm25,
         modes=tuple(modes),
         embedder=dense,
+        embed_long_auto=chosen.to_dict() if chosen else _choice.kept_auto(old, dense),
     )
-    if keyword_changed and (chunk, bm25) == (old.chunk, old.bm25):
-        plan.note = (
-            f"the {chunk.chunker} chunker now cuts text differently (layout "
-            f"{old.chunk_layout or 'unrecorded'} -> {layout}): every document was re-chunked"
-        )
-    elif keyword_changed:
-        plan.note = "settings changed: every document was re-chunked"
-    elif dense_changed:
-        plan.note = _dense_note(old.embedder, dense)
-        # a rebuild counts every document as updated; only the dense artefacts changed
-        plan.updated, plan.unchanged = plan.modified, plan.updated - plan.modified
-    if model_changed and old.fusion:
-        plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
+    _note(plan, old, new_manifest, keyword_changed, dense_changed, model_changed)
     manifest = new_manifest.to_dict()
-    work = _work(executor, dense, given)
-    _commit(store, plan, chunk=chunk, modes=modes, manifest=manifest, progress=progress, work=work)
+    work = _work(executor, dense, choice.given)
+    _commit(store, plan, chunks, modes=modes, manifest=manifest, progress=progress, work=work)
     if plan.full and dense is not None:
         _modes.prune_vectors(store, dense)
     compacted = rebuild or _maintain(store, modes, compact_fraction)
     return plan, compacted
+
+
+def _settings_differ(store: Store, old: Manifest, layout: str) -> ConfigError:
+    return ConfigError(
+        f"the index {store.uri} was built with other settings ({old.chunk}, chunk layout "
+        f"{old.chunk_layout or 'unrecorded'}, {old.bm25}, embedder {old.embedder}): "
+        f"change settings, or re-chunk with this ctxselect's chunkers (layout {layout}), "
+        f"with `ctxselect index` (it rebuilds the index), not add"
+    )
+
+
+def _note(
+    plan: Plan,
+    old: Manifest,
+    new: Manifest,
+    keyword_changed: bool,
+    dense_changed: bool,
+    model_changed: bool,
+) -> None:
+    """Say in ``plan.note`` what a change of settings did to the index."""
+    if keyword_changed and (new.chunk, new.bm25) == (old.chunk, old.bm25):
+        plan.note = (
+            f"the {new.chunk.chunker} chunker now cuts text differently (layout "
+            f"{old.chunk_layout or 'unrecorded'} -> {new.chunk_layout}): every document "
+            f"was re-chunked"
+        )
+    elif keyword_changed:
+        plan.note = "settings changed: every document was re-chunked"
+    elif dense_changed:
+        plan.note = _dense_note(old.embedder, new.embedder)
+        # a rebuild counts every document as updated; only the dense artefacts changed
+        plan.updated, plan.unchanged = plan.modified, plan.updated - plan.modified
+    if model_changed and old.fusion:
+        plan.note += "; the embedder changed, so the tuned fusion was dropped (run tune again)"
 
 
 def _work(

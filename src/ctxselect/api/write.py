@@ -30,6 +30,7 @@ from ctxselect.config import (
     ChunkSpec,
     resolve_index_dir,
 )
+from ctxselect.embed.windows import DEFAULT_INDEX_EMBED_LONG
 from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError, InputError
 from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
@@ -55,7 +56,7 @@ def index_paths(
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     embedder: _modes.EmbedderArg = None,
     ann_threshold: int | None = None,
-    embed_long: str | None = None,
+    embed_long: str = DEFAULT_INDEX_EMBED_LONG,
     follow_symlinks: bool = False,
     workers: int = 1,
     executor: _parallel.ExecutorArg = _ingest.DEFAULT_EXECUTOR,
@@ -84,9 +85,11 @@ def index_paths(
         ann_threshold: Build an HNSW graph from this many embedded chunks on (default
             50,000; below it dense search is exact).
         embed_long: How the named embedder (or the index's own) embeds a chunk longer
-            than its model reads (MiniLM: 256 word pieces): ``truncate`` (the default:
-            only its start) or ``windows`` (whole, as pooled windows; 1.3-1.8x the
-            embedding work). A change re-embeds the index.
+            than its model reads (MiniLM: 256 word pieces): ``truncate`` (only its
+            start), ``windows`` (whole, as pooled windows; 1.3-1.8x the embedding work)
+            or ``auto`` (the default: the policy the index records; for an embedder new
+            to the index, ``windows`` when most chunks are code, else ``truncate``,
+            chosen once). A change to ``windows`` or ``truncate`` re-embeds the index.
         follow_symlinks: Read through symlinks whose target lies outside the roots too;
             by default they are skipped and named in the report (``outside_links``). Not
             remembered: a later run without it removes what was read through them.
@@ -102,7 +105,8 @@ def index_paths(
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
 
     Raises:
-        ConfigError: ``workers`` < 1, or ``ray_address`` without the ray executor.
+        ConfigError: ``workers`` < 1, ``ray_address`` without the ray executor, or
+            ``embed_long`` not one of ``auto``, ``windows``, ``truncate``.
         UnknownNameError: ``executor`` is not ``local`` or ``ray``.
         MissingExtraError: The ray executor without ``ctxselect[ray]``.
     """

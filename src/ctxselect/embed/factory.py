@@ -19,7 +19,8 @@ def make_embedder(
 
     Args:
         name: The registry name.
-        embed_long: ``truncate`` (the default: embed what fits) or ``windows``.
+        embed_long: ``truncate`` (the default: embed what fits) or ``windows``; an
+            index's ``auto`` chooses between them from its chunks, so it is refused here.
         model_id: An index's recorded model id: the embedder is made to match it, so an
             index keeps embedding long passages the way it was built.
         **options: The factory's own keyword options (``device``, ``dim`` ...).
@@ -27,7 +28,7 @@ def make_embedder(
     Raises:
         UnknownNameError: ``name`` is not registered.
         MissingExtraError: The embedder needs an extra that is not installed.
-        ConfigError: ``embed_long`` is not ``windows`` or ``truncate``.
+        ConfigError: ``embed_long`` is not ``windows`` or ``truncate`` (``auto`` too).
     """
     made = EMBEDDERS.get(name)(**options)
     return with_long_policy(made, embed_long, model_id=model_id)

@@ -7,7 +7,8 @@ cover the text exactly), each window is embedded, and the window vectors are ave
 weighted by their word pieces, then scaled to unit length: one vector per passage.
 Queries are embedded as they are. A passage within the limit is one window, the whole
 text, so its vector is the model's own. The wrapper's ``model_id`` names the policy, so
-windowed vectors never mix with truncated ones in a cache or an index.
+windowed vectors never mix with truncated ones in a cache or an index. An index's
+default, ``auto``, picks a policy once, from its chunks (:func:`auto_policy`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,21 @@ from ctxselect._require import require
 from ctxselect.embed.base import Embedder
 from ctxselect.errors import ConfigError
 
+AUTO = "auto"
 WINDOWS = "windows"
 TRUNCATE = "truncate"
-EMBED_LONG = (WINDOWS, TRUNCATE)
-"""How a passage longer than the model's limit is embedded (``embed_long``)."""
+EMBED_LONG = (AUTO, WINDOWS, TRUNCATE)
+"""How an index embeds a passage longer than the model's limit (``embed_long``); ``auto``
+picks one of the other two from the documents, once (:func:`auto_policy`)."""
+POLICIES = (WINDOWS, TRUNCATE)
+"""The policies an embedder itself can have (``make_embedder(embed_long=...)``)."""
 DEFAULT_EMBED_LONG = TRUNCATE
-"""Measured (docs/benchmarks.md, "Embedding whole chunks"): windows lift dense nDCG@10 a
-little everywhere but not tuned hybrid on SciFact, for 1.3-1.8x the embedding work."""
+"""An embedder made by name: measured (docs/benchmarks.md, "Embedding whole chunks"),
+windows lift dense nDCG@10 a little on prose but not tuned hybrid, for 1.3-1.8x the
+embedding work."""
+DEFAULT_INDEX_EMBED_LONG = AUTO
+"""An index: windows beat truncate on every code package measured (docs/benchmarks.md,
+"Code retrieval: embedding long chunks whole"), so a mostly-code index gets them."""
 DEFAULT_WINDOW_OVERLAP = 0
 """Word pieces shared by consecutive windows (measured in docs/benchmarks.md)."""
 
@@ -265,22 +274,29 @@ def with_long_policy(
 
     Args:
         embedder: A freshly made embedder (cutting at its limit, if it has one).
-        embed_long: ``windows`` or ``truncate``; None: the default, ``truncate``.
+        embed_long: ``windows`` or ``truncate``; None: the default, ``truncate``
+            (``auto`` is an index's: :func:`auto_policy`).
         model_id: A recorded model id (an index's) to match: its policy wins, so an index
             built before windows (or with ``truncate``) keeps embedding as it was built.
         overlap: Word pieces shared by consecutive windows.
 
     Raises:
-        ConfigError: ``embed_long`` is not one of :data:`EMBED_LONG`.
+        ConfigError: ``embed_long`` is not one of :data:`POLICIES`.
     """
     if model_id is not None:
         recorded = _recorded_policy(model_id)
         embed_long = WINDOWS if recorded else TRUNCATE
         overlap = recorded.overlap if recorded else overlap
     embed_long = embed_long or DEFAULT_EMBED_LONG
-    if embed_long not in EMBED_LONG:
+    if embed_long == AUTO:
         raise ConfigError(
-            f"embed_long must be one of {', '.join(EMBED_LONG)}, got {embed_long!r}: "
+            f"embed_long {AUTO} is decided by an index from the chunks it embeds: give it "
+            f"to index_paths or `ctxselect index --embed-long {AUTO}`; an embedder made on "
+            f"its own takes {' or '.join(POLICIES)}"
+        )
+    if embed_long not in POLICIES:
+        raise ConfigError(
+            f"embed_long must be one of {', '.join(POLICIES)}, got {embed_long!r}: "
             f"{WINDOWS} embeds a long chunk whole, {TRUNCATE} only its start"
         )
     known = LIMITS.get(embedder.name)
@@ -290,12 +306,89 @@ def with_long_policy(
     return WindowedEmbedder(embedder, WindowPolicy(limit.limit, overlap), limit.load_tokenizer)
 
 
-def describe_long_policy(name: str, model_id: str) -> str:
-    """Say how an index's embedder handles a passage over its limit (for ``info``)."""
+def check_embed_long(value: object) -> str:
+    """Return ``value`` as an index takes ``embed_long`` (None: :data:`DEFAULT_INDEX_EMBED_LONG`).
+
+    Raises:
+        ConfigError: ``value`` is not one of :data:`EMBED_LONG` (the message lists them).
+    """
+    value = DEFAULT_INDEX_EMBED_LONG if value is None else value
+    if not isinstance(value, str) or value not in EMBED_LONG:
+        raise ConfigError(
+            f"embed_long must be one of {', '.join(EMBED_LONG)}, got {value!r}: {AUTO} "
+            f"picks {WINDOWS} when most chunks are code, else {TRUNCATE}; {WINDOWS} embeds "
+            f"a long chunk whole, {TRUNCATE} only its start"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class AutoChoice:
+    """What ``embed_long="auto"`` chose for an index, and why; decided once, at the write
+    that first embedded it (the manifest keeps it as ``embed_long_auto``).
+
+    Attributes:
+        embedder: The embedder's registry name then.
+        policy: ``windows`` or ``truncate``.
+        code_chunks: The chunks of code files among those embedded then.
+        chunks: The chunks embedded then.
+    """
+
+    embedder: str
+    policy: str
+    code_chunks: int
+    chunks: int
+
+    def reason(self) -> str:
+        """Say why: ``auto: 412 of 530 chunks are code``."""
+        return f"{AUTO}: {self.code_chunks} of {self.chunks} chunks are code"
+
+    def holds_for(self, name: str, model_id: str) -> bool:
+        """Whether the index's embedder is still the one chosen for (same name and policy)."""
+        return name == self.embedder and long_policy_of(name, model_id) == self.policy
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-able form the manifest keeps."""
+        return {
+            "embedder": self.embedder,
+            "policy": self.policy,
+            "code_chunks": self.code_chunks,
+            "chunks": self.chunks,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> AutoChoice | None:
+        """Read a manifest's record; None when absent or not readable (then info gives no
+        reason: the policy itself is in the model id)."""
+        try:
+            made = cls(raw["embedder"], raw["policy"], raw["code_chunks"], raw["chunks"])
+        except (KeyError, TypeError):
+            return None
+        counts = (made.code_chunks, made.chunks)
+        whole = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        return made if whole and made.policy in POLICIES else None
+
+
+def auto_policy(name: str, code_chunks: int, chunks: int) -> AutoChoice:
+    """Choose an index's policy from the chunks it embeds first: ``windows`` when code
+    chunks are the majority, else ``truncate``.
+
+    Measured (docs/benchmarks.md): on code, windows beat truncate on every package (dense
+    MRR@10 +0.03 to +0.12); on prose, tuned hybrid moved -0.007 to +0.004 for 1.75x the
+    embedding work.
+    """
+    policy = WINDOWS if 2 * code_chunks > chunks else TRUNCATE
+    return AutoChoice(name, policy, code_chunks, chunks)
+
+
+def describe_long_policy(name: str, model_id: str, auto: AutoChoice | None = None) -> str:
+    """Say how an index's embedder handles a passage over its limit (for ``info``), and why
+    when ``auto`` chose it (``auto``: the index's record, if any)."""
+    why = f" ({auto.reason()})" if auto is not None and auto.holds_for(name, model_id) else ""
     recorded = _recorded_policy(model_id)
     if recorded:
-        return recorded.describe()
+        return recorded.describe() + why
     known = LIMITS.get(name)
     if known is None:
         return "whole (the model has no length limit)"
-    return f"truncated at {known().limit} word pieces"
+    return f"truncated at {known().limit} word pieces{why}"

@@ -69,10 +69,13 @@ from ctxselect.types import IndexReport
 @click.option(
     "--embed-long",
     type=click.Choice(modes.EMBED_LONG),
-    default=None,
+    default=modes.DEFAULT_INDEX_EMBED_LONG,
+    show_default=True,
     help="How the embedder (--embedder, or the index's own) embeds a chunk longer than its "
-    "model reads (minilm: 256 word pieces): truncate (only its start; the default) or "
-    "windows (whole, as pooled windows; more embedding work). A change re-embeds the index.",
+    "model reads (minilm: 256 word pieces): truncate (only its start), windows (whole, as "
+    "pooled windows; more embedding work) or auto (what the index records; for an embedder "
+    "new to it, windows when most chunks are code, else truncate, chosen once). A change "
+    "to windows or truncate re-embeds the index.",
 )
 @follow_symlinks_option
 @click.option(
@@ -124,7 +127,7 @@ def index(
     max_bytes: int,
     embedder: str | None,
     ann_threshold: int | None,
-    embed_long: str | None,
+    embed_long: str,
     follow_symlinks: bool,
     workers: int,
     executor: str,

@@ -119,7 +119,7 @@ def setting_sources(
         if key in project.settings:
             value, source = project.settings[key], f"config {project.path}"
             if key in _BUILT and key in built and built[key] != value:
-                source += f"; the index has {built[key]} until `ctxselect index` runs"
+                source += _differs(key, value, built[key])
         elif key in built:
             value, source = built[key], "index manifest"
         else:
@@ -165,6 +165,13 @@ def _manifest_values(manifest: Manifest) -> dict[str, object]:
         if policy is not None:
             values["embed_long"] = policy
     return values
+
+
+def _differs(key: str, value: object, built: object) -> str:
+    """Say what a config value that differs from the index's own does to it."""
+    if key == "embed_long" and value == "auto":  # auto never changes a recorded policy
+        return f"; the index has {built}, which auto keeps"
+    return f"; the index has {built} until `ctxselect index` runs"
 
 
 def _default(group: click.Command | None, key: str, fallback: object) -> object:
