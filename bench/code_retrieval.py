@@ -17,8 +17,9 @@ Every figure comes from the product's path: ``index_paths`` over the stripped fi
     .venv/bin/python bench/code_retrieval.py --windows [--write-docs]
 
 ``--windows`` measures instead how minilm embeds code chunks longer than the 256 word
-pieces it reads: truncated there (the default) or whole, as pooled windows
-(``index --embed-long windows``), dense alone and fused, next to the keyword figure.
+pieces it reads: truncated there or whole, as pooled windows (``index --embed-long
+windows``; ``auto``, the default, chooses windows for an index whose chunks are mostly
+code), dense alone and fused, next to the keyword figure.
 """
 
 from __future__ import annotations
@@ -259,8 +260,9 @@ def windows_markdown(rows: list[dict], command: str, names: list[str]) -> str:
     intro = (
         "The collection, queries and judgments of the section above (code chunker, identifier "
         "parts, 512-token chunks). minilm reads 256 word pieces; `truncate` embeds a chunk's "
-        "first 256 (the default), `windows` the whole chunk as word-piece windows, mean-pooled "
-        "(`index --embed-long windows`). Hybrid: plain RRF (untuned)."
+        "first 256, `windows` the whole chunk as word-piece windows, mean-pooled (`index "
+        "--embed-long windows`; the default, `auto`, chooses windows for an index whose chunks "
+        "are mostly code, as these are). Hybrid: plain RRF (untuned)."
     )
     lines = section("Code retrieval: embedding long chunks whole", intro, command, rows, names)
     for mode in ("dense", "hybrid"):

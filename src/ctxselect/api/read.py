@@ -113,8 +113,7 @@ class Index(SearchingReader):
             hits, budget, mode=mode, packer=packer, format=format, promote=promote, stop=stop
         )
         if filter and not hits:
-            note = _filters.empty_note(filter, self._row_filter(filter))
-            selection = dataclasses.replace(selection, note=note)
+            selection = dataclasses.replace(selection, note=self.note_for(filter))
         return selection
 
     def select_ranked(
