@@ -173,3 +173,29 @@ def test_a_chunk_without_its_document_is_one_clear_error(tmp_path: Path) -> None
     finally:
         store.close()
     assert not cs.verify_index(index).ok
+
+
+def test_a_document_holding_nul_verifies_and_slices_exactly(tmp_path: Path) -> None:
+    """SQLite's length() and substr() stop at NUL: verify checks such a document in Python
+    and span_text slices it as ``document.text[start:end]`` does (negative offsets too)."""
+    index = tmp_path / "ix"
+    text = "before \x00 after budget words"
+    cs.add_documents([Document("d", text, content_hash="h")], index)
+    report = cs.verify_index(index)
+    assert report.ok, report.problems
+    with cs.open_index(index) as idx:
+        for start, end in [(0, len(text)), (3, 12), (8, 20), (-10, 5), (-10, -2), (5, 2)]:
+            assert idx.span_text("d", start, end) == text[start:end]
+        assert idx.span_text("d", 0, 4) == "befo"
+
+
+def test_verify_finds_a_bad_span_in_a_document_holding_nul(tmp_path: Path) -> None:
+    """The Python check of NUL documents still reports offsets past the text."""
+    index = tmp_path / "ix"
+    cs.add_documents([Document("d", "nul \x00 budget words", content_hash="h")], index)
+    conn = sqlite3.connect(index / "index.sqlite", isolation_level=None)
+    conn.execute('UPDATE chunks SET "end" = 999')
+    conn.close()
+    report = cs.verify_index(index)
+    assert not report.ok
+    assert any("offsets or text do not match" in p and "d#0" in p for p in report.problems)

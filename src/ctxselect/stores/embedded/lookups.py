@@ -167,9 +167,17 @@ class Lookups:
         """Return the document's text in ``[start, end)`` without loading all of it."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT substr(text, ?, ?) FROM documents WHERE doc_id = ?",
+                "SELECT substr(text, ?, ?), instr(CAST(text AS BLOB), X'00') FROM documents "
+                "WHERE doc_id = ?",
                 (start + 1, max(0, end - start), doc_id),
             ).fetchone()
+            if row is not None and (row[1] or start < 0 or end < 0):
+                # SQLite's substr stops at a NUL and counts negative offsets its own way:
+                # slice in Python, as document.text[start:end] does
+                (text,) = self._conn.execute(
+                    "SELECT text FROM documents WHERE doc_id = ?", (doc_id,)
+                ).fetchone()
+                return str(text[start:end])
         if row is None:
             raise NotFoundError(f"no document {doc_id!r} in index {self.folder}")
         return str(row[0])

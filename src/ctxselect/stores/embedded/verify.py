@@ -24,11 +24,18 @@ if TYPE_CHECKING:
     from ctxselect.stores.embedded.handle import StoreHandle
 
 _SHOW = 3
-_SPAN_SQL = """
+# SQLite's length() and substr() stop at a NUL character: documents holding one are
+# checked in Python (_nul_spans), the rest here.
+HAS_NUL = "instr(CAST(d.text AS BLOB), X'00') > 0"
+_SPAN_SQL = f"""
 SELECT c.chunk_id FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-WHERE c.start < 0 OR c."end" < c.start OR c."end" > length(d.text)
-   OR (c.text IS NOT NULL AND substr(d.text, c.start + 1, c."end" - c.start) != c.text)
+WHERE NOT {HAS_NUL} AND (c.start < 0 OR c."end" < c.start OR c."end" > length(d.text)
+   OR (c.text IS NOT NULL AND substr(d.text, c.start + 1, c."end" - c.start) != c.text))
 LIMIT 3
+"""
+_NUL_SQL = f"""
+SELECT c.chunk_id, c.start, c."end", c.text, d.text FROM chunks c
+JOIN documents d ON d.doc_id = c.doc_id WHERE {HAS_NUL}
 """
 
 
@@ -51,7 +58,7 @@ def _chunks(store: StoreHandle) -> list[str]:
     ).fetchall()
     if orphans:
         problems.append(f"chunks without a document: {_ids(orphans)}")
-    spans = conn.execute(_SPAN_SQL).fetchall()
+    spans = conn.execute(_SPAN_SQL).fetchall() + _nul_spans(conn)
     if spans:
         problems.append(f"chunks whose offsets or text do not match the document: {_ids(spans)}")
     try:  # chunk texts are read from their documents: each must decode (one row at a time)
@@ -60,6 +67,18 @@ def _chunks(store: StoreHandle) -> list[str]:
     except UnicodeDecodeError as exc:
         problems.append(f"a document's text is not valid UTF-8 ({exc.reason})")
     return problems
+
+
+def _nul_spans(conn: Any) -> list[tuple[str]]:
+    """The chunks of documents holding NUL whose offsets or text do not match (checked in
+    Python: SQLite's text functions stop at the NUL)."""
+    bad = []
+    for chunk_id, start, end, text, doc_text in conn.execute(_NUL_SQL):
+        if not 0 <= start <= end <= len(doc_text) or (
+            text is not None and doc_text[start:end] != text
+        ):
+            bad.append((chunk_id,))
+    return bad
 
 
 def _counts(store: StoreHandle, manifest: Mapping[str, Any]) -> list[str]:
