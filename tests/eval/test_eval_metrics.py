@@ -118,6 +118,15 @@ def test_evaluate_conventions():
     assert evaluate(run, qrels, "mrr@10").unknown_docs_in_qrels is None
 
 
+def test_a_query_with_no_hit_counts_as_missing_like_an_absent_one():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {}}  # q2 had no hit; q3 is absent (as in a TREC file)
+    report = evaluate(run, qrels, ["mrr@10"])
+    assert report.missing_from_run == 2 and report.n_queries == 3
+    assert report.per_query["q2"] == report.per_query["q3"] == {"mrr@10": 0.0}
+    assert evaluate({"q1": {"a": 1.0}}, qrels, ["mrr@10"]) == report
+
+
 def test_evaluate_refuses_disjoint_ids_and_qrels_without_relevant_docs():
     with pytest.raises(InputError, match="shares no query id"):
         evaluate({"1": {"a": 1.0}}, {"PLAIN-1": {"a": 1}}, ["ndcg@10"])

@@ -223,14 +223,18 @@ def v2(tmp_path: Path) -> tuple[Path, tuple[list[cs.Chunk], dict[tuple[str, str]
     return folder, reference
 
 
-def test_a_schema_2_index_is_upgraded_on_open_without_loss(v2):
+def test_a_schema_2_index_is_read_as_is_then_upgraded_by_a_writer_without_loss(v2):
     folder, (chunks, hits) = v2
     seq = _sql(folder, "SELECT seq FROM sqlite_sequence WHERE name = 'chunks'")[0][0]
     assert seq > max(i for (i,) in _sql(folder, "SELECT id FROM chunks"))  # newest ids dead
     size = (folder / FILE_NAME).stat().st_size
-    with cs.open_index(folder) as idx:
-        manifest = idx.store.read_manifest()
+    assert _reads(folder) == (chunks, hits)  # a writable folder: searched, never written
+    assert _sql(folder, "SELECT value FROM manifest WHERE key = 'schema_version'") == [("2",)]
+    store = SQLiteStore(folder)
+    with store.lock():  # the first writer upgrades it
+        manifest = store.read_manifest()
         assert manifest["schema_version"] == SCHEMA_VERSION and manifest["migrated_from"] == 2
+    store.close()
     assert _reads(folder) == (chunks, hits)
     assert all(hits.values()) and len(chunks) > 60
     assert _sql(folder, "SELECT count(*) FROM chunks WHERE text IS NOT NULL") == [(0,)]
@@ -248,8 +252,14 @@ def test_a_damaged_schema_2_index_is_not_upgraded_and_stays_as_it_was(v2):
     conn = sqlite3.connect(folder / FILE_NAME, isolation_level=None)
     conn.execute("UPDATE chunks SET text = 'tampered' WHERE chunk_id = 'n1.md#0'")
     conn.close()
+    store = SQLiteStore(folder)
+    try:
+        with pytest.raises(IndexCorruptError, match="chunk checksum"), store.lock():
+            pass  # the first writer upgrades: the checksum refuses it
+    finally:
+        store.close()
     with pytest.raises(IndexCorruptError, match="chunk checksum"):
-        SQLiteStore(folder)
+        cs.add_documents([Document("new.md", "fresh", content_hash="n")], folder)
     assert _sql(folder, "SELECT value FROM manifest WHERE key = 'schema_version'") == [("2",)]
     assert _sql(folder, "SELECT text FROM chunks WHERE chunk_id = 'n1.md#0'") == [("tampered",)]
 

@@ -71,7 +71,7 @@ class EvalScores:
         means: metric -> mean over the queries scored.
         n_queries: Queries in the ranking metrics' means (:class:`ctxselect.eval.EvalReport`).
         excluded_no_relevant: Run queries left out: no judged document of theirs is relevant.
-        missing_from_run: Evaluated queries the run has no entry for (scored 0).
+        missing_from_run: Evaluated queries the run has no entry or no hit for (scored 0).
         search_seconds: Seconds the ranking took.
         calibration: What calibration the stopping rule used ("" for ``none``).
     """

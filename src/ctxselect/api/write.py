@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from ctxselect import retrieve as _retrieve
 from ctxselect.api import modes as _modes
 from ctxselect.api import parallel as _parallel
 from ctxselect.api import sync as _sync
+from ctxselect.api import write_inputs as _inputs
 from ctxselect.api.read import Index, open_index
 from ctxselect.config import (
     DEFAULT_COMPACT_FRACTION,
@@ -45,7 +46,7 @@ PathArg = str | os.PathLike[str]
 
 
 def index_paths(
-    paths: Sequence[PathArg] = (),
+    paths: PathArg | Sequence[PathArg] | None = (),
     index: PathArg | None = None,
     *,
     chunk: ChunkSpec | None = None,
@@ -69,7 +70,8 @@ def index_paths(
     without re-chunking them. Changed chunking or BM25 settings rebuild everything.
 
     Args:
-        paths: Roots to scan; empty means the roots the index was built from.
+        paths: Roots to scan: one path or several; empty (or None) means the roots the
+            index was built from.
         index: Index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
         chunk: Chunking settings; default: the index's own, else ``ChunkSpec()``.
         bm25: BM25 settings; default: the index's own, else ``BM25Params()``.
@@ -105,23 +107,37 @@ def index_paths(
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
 
     Raises:
-        ConfigError: ``workers`` < 1, ``ray_address`` without the ray executor, or
-            ``embed_long`` not one of ``auto``, ``windows``, ``truncate``.
+        ConfigError: ``workers`` < 1, ``ray_address`` without the ray executor,
+            ``embed_long`` not one of ``auto``, ``windows``, ``truncate``, ``chunk`` not
+            a ChunkSpec, or no ``paths`` for an index without roots. A new index folder
+            is made only once the paths and settings are valid.
         UnknownNameError: ``executor`` is not ``local`` or ``ray``.
         MissingExtraError: The ray executor without ``ctxselect[ray]``.
     """
     started = time.perf_counter()
     parallel = _parallel.executor_for(executor, workers, ray_address)
-    with parallel as pool, _writing(index, wait) as store:
-        roots = [str(Path(p).resolve()) for p in paths] or list(_sync.read_manifest(store).roots)
-        if not roots:
-            raise ConfigError(
-                f"no paths to index and index {store.uri} has no roots yet: "
-                f"run `ctxselect index PATH... --index {store.uri}`"
-            )
-        loaded = _ingest.load_paths(
+    asked = [str(Path(p).resolve()) for p in _inputs.path_list(paths)]
+    _inputs.check_settings(chunk, bm25)
+    early: list[_ingest.IngestResult] = []
+
+    def load(roots: list[str]) -> _ingest.IngestResult:
+        return _ingest.load_paths(
             roots, max_bytes=max_bytes, progress=progress, follow_symlinks=follow_symlinks
         )
+
+    def before_create(uri: str) -> None:  # a new index: nothing is made unless this loads
+        if not asked:
+            raise ConfigError(
+                f"no paths to index and index {uri} has no roots yet: "
+                f"run `ctxselect index PATH... --index {uri}`"
+            )
+        early.append(load(asked))
+
+    with parallel as pool, _writing(index, wait, before_create=before_create) as store:
+        roots = asked or list(_sync.read_manifest(store).roots)
+        if not roots:
+            before_create(store.uri)
+        loaded = early[0] if early else load(roots)
         plan, compacted = _sync.apply(
             store,
             loaded.documents,
@@ -159,6 +175,8 @@ def add_documents(
     can only be set on a new index (see :func:`index_paths`).
     """
     started = time.perf_counter()
+    documents = _inputs.check_documents(documents)
+    _inputs.check_settings(chunk, bm25)
     with _writing(index, wait) as store:
         roots = list(_sync.read_manifest(store).roots)
         plan, compacted = _sync.apply(
@@ -177,7 +195,7 @@ def add_documents(
 
 
 def add_paths(
-    paths: Sequence[PathArg],
+    paths: PathArg | Sequence[PathArg],
     index: PathArg | None = None,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -197,8 +215,10 @@ def add_paths(
             outside the index's roots (nothing is written).
     """
     started = time.perf_counter()
-    with _writing(index, wait) as store:
-        roots = list(_sync.read_manifest(store).roots)
+    paths = _inputs.path_list(paths)
+    early: list[_ingest.IngestResult] = []
+
+    def load(roots: list[str]) -> _ingest.IngestResult:
         loaded = _ingest.load_paths(
             paths,
             max_bytes=max_bytes,
@@ -209,11 +229,17 @@ def add_paths(
         problem = loaded.report.named_failure([os.fspath(p) for p in paths])
         if problem:
             raise InputError(f"cannot add {problem}; nothing was added")
+        return loaded
+
+    with _writing(index, wait, before_create=lambda _: early.append(load([]))) as store:
+        roots = list(_sync.read_manifest(store).roots)
+        loaded = early[0] if early else load(roots)
         if not roots:
             roots = [str(Path(p).resolve()) for p in paths]
             docs = list(loaded.documents)
         else:
             docs = under_roots(loaded.documents, roots)
+            _ingest.refuse_left_out(docs, roots)  # hidden or ignored: a re-scan drops it
         plan, compacted = _sync.apply(
             store,
             docs,
@@ -273,14 +299,29 @@ def _open(index: PathArg | None) -> Store:
 
 
 @contextlib.contextmanager
-def _writing(index: PathArg | None, wait: float, *, create: bool = True) -> Iterator[Store]:
+def _writing(
+    index: PathArg | None,
+    wait: float,
+    *,
+    create: bool = True,
+    before_create: Callable[[str], None] | None = None,
+) -> Iterator[Store]:
     """Open an index folder (created if missing, unless ``create`` is False) and hold its
-    writer lock for one write; the store is closed afterwards."""
+    writer lock for one write; the store is closed afterwards.
+
+    ``before_create(folder)`` runs before a missing index is made: an error it raises
+    (a bad path, no paths) leaves nothing behind.
+    """
     WAIT.check(wait)
     folder = resolve_index_dir(index)
-    store = (
-        open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT)) if create else _open(folder)
-    )
+    try:
+        store = open_store(folder, wait=max(wait, DEFAULT_WAIT))
+    except IndexNotFoundError:
+        if not create:
+            raise
+        if before_create is not None:
+            before_create(folder)
+        store = open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT))
     try:
         with store.lock(wait):
             yield store
@@ -324,7 +365,7 @@ def verify_index(index: PathArg | None = None) -> VerifyReport:
 
 
 def build_index(
-    paths: Sequence[str | os.PathLike[str]],
+    paths: PathArg | Sequence[PathArg],
     index: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> Index:

@@ -7,9 +7,10 @@ Which queries count (decided here, once):
   document, are excluded and counted in ``excluded_no_relevant``. trec_eval skips the
   first kind too; it scores the second kind 0 and averages it in, which only lowers
   every system's mean by the same factor, so we leave such queries out instead.
-- An evaluated query that is absent from the run scores 0 on every metric and counts
-  in the mean (``missing_from_run``), as ``trec_eval -c`` does: a retriever that
-  returned nothing for a query must not look better for it. pytrec_eval has no ``-c``;
+- An evaluated query that is absent from the run, or present with no ranked document
+  (a TREC run file has no line for it either), scores 0 on every metric and counts in
+  the mean (``missing_from_run``), as ``trec_eval -c`` does: a retriever that returned
+  nothing for a query must not look better for it. pytrec_eval has no ``-c``;
   comparisons add these zeros to its per-query values before averaging.
 """
 
@@ -37,7 +38,8 @@ class EvalReport:
         n_queries: Queries in the mean: qrels queries with a relevant document.
         excluded_no_relevant: Run queries left out because no judged document of
             theirs is relevant (or the qrels do not know them).
-        missing_from_run: Evaluated queries the run has no entry for (scored 0).
+        missing_from_run: Evaluated queries the run has no entry or no ranked document
+            for (scored 0).
         unknown_docs_in_qrels: Judged (query, document) pairs whose document is not in
             the corpus given to :func:`evaluate`; None when no corpus was given.
     """
@@ -83,7 +85,7 @@ def evaluate(
     per_query: dict[str, dict[str, float]] = {}
     missing = 0
     for qid in evaluated:
-        if qid not in run:
+        if not run.get(qid):  # absent, or no hit: the same once written as a TREC run
             missing += 1
             per_query[qid] = dict.fromkeys(names, 0.0)
             continue

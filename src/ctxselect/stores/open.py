@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # mypy checks that each registered store satisfies the protoc
     _MILVUS: type[Store] = MilvusStore
 
 DEFAULT_WAIT = 30.0
-"""Seconds :func:`open_store` waits for the writer lock when an old index must be migrated."""
+"""Seconds :func:`open_store` waits for the writer lock when a schema-1 index must be
+upgraded before it can be read (schemas 2 and 3 are read as they are; writers upgrade them)."""
 
 StoreFactory = Callable[..., Store]
 """Makes a store: ``factory(location, *, create: bool, wait: float) -> Store``."""

@@ -7,9 +7,11 @@ without copying. The file is written under a temporary name, flushed to disk, re
 its directory flushed (``disk.write_durably``), and only becomes part of the index when the
 manifest naming it commits (one SQLite transaction). Files no committed manifest names are
 leftovers of an interrupted write; a writer removes them while it holds the lock, once that
-manifest is durable. The base a compaction or rebuild replaced is kept until the next one,
-so a reader that read the previous manifest can still map it (and readers keep their
-mappings: removing a mapped file is safe on POSIX).
+manifest is durable. Only names this store writes (``base-<generation>-<token>.bin`` and
+its ``.tmp``) are ever deleted: any other file under ``arrays/`` is not the store's, and is
+named (:func:`foreign_files`) and left alone. The base a compaction or rebuild replaced is
+kept until the next one, so a reader that read the previous manifest can still map it
+(and readers keep their mappings: removing a mapped file is safe on POSIX).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import errno
 import mmap
 import os
+import re
 import secrets
 import zlib
 from collections.abc import Mapping
@@ -30,6 +33,9 @@ from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.embedded import disk, integrity
 
 ARRAYS_DIR = "arrays"
+# Every name new_base_name gives (and its temporary twin, see disk.write_durably): the
+# only files a sweep may delete.
+_OWN_NAME = re.compile(r"base-\d{6,}-[0-9a-f]{8}\.bin(\.tmp)?")
 _ALIGN = 64
 # Arrays up to this size are compared by value when deduplicating (vocabularies built
 # twice for modes sharing an analysis); bigger ones only by identity.
@@ -175,22 +181,34 @@ def load_base(
 def remove_orphans(folder: Path, keep: set[str] | None) -> list[str]:
     """Delete base files other than ``keep`` (paths like ``arrays/NAME``); return them.
 
+    Only files named as this store names its base files (or their temporary twins) are
+    deleted; anything else is not the store's and stays (see :func:`foreign_files`).
     Only a writer holding the lock may call this.
     """
-    root = folder / ARRAYS_DIR
-    if not root.is_dir():
-        return []
     removed = []
-    for entry in sorted(root.iterdir()):
+    for entry in _own_files(folder):
         rel = f"{ARRAYS_DIR}/{entry.name}"
         if keep and rel in keep:
             continue
-        if entry.is_dir():
-            disk.current().remove_tree(entry)
-        else:
-            disk.current().unlink(entry)
+        disk.current().unlink(entry)
         removed.append(rel)
     return removed
+
+
+def _own_files(folder: Path) -> list[Path]:
+    root = folder / ARRAYS_DIR
+    if not root.is_dir():
+        return []
+    return [e for e in sorted(root.iterdir()) if _OWN_NAME.fullmatch(e.name) and e.is_file()]
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """Entries under ``folder/arrays`` this store did not write (never deleted), sorted."""
+    root = folder / ARRAYS_DIR
+    if not root.is_dir():
+        return []
+    own = set(_own_files(folder))
+    return [f"{ARRAYS_DIR}/{e.name}" for e in sorted(root.iterdir()) if e not in own]
 
 
 def file_bytes(folder: Path) -> int:

@@ -111,7 +111,8 @@ def upgrade(store: StoreHandle, version: int) -> None:
             integrity.seal(conn)
     except BaseException as exc:
         if base is not None:  # the transaction rolled back: nothing names the new file
-            files.remove_orphans(store.folder, None)
+            with contextlib.suppress(OSError):
+                (store.folder / str(base["file"])).unlink()
         if isinstance(exc, sqlite3.DatabaseError):
             raise _cannot(store, version, exc) from exc
         raise

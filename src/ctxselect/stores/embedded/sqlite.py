@@ -22,10 +22,15 @@ from typing import Any
 import numpy as np
 
 from ctxselect.config import TEXTS_IN_MEMORY_MAX
-from ctxselect.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError
+from ctxselect.errors import (
+    IndexCorruptError,
+    IndexLockedError,
+    IndexMismatchError,
+    IndexNotFoundError,
+)
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.embedded import disk, files, integrity, opening, reads
-from ctxselect.stores.embedded.lock import WriterLock
+from ctxselect.stores.embedded.lock import LOCK_NAME, WriterLock, describe_holder
 from ctxselect.stores.embedded.lookups import UNREADABLE, Lookups, guarded_read
 from ctxselect.stores.embedded.rows import LazyRows, eager_table
 from ctxselect.stores.embedded.schema import SCHEMA, SCHEMA_VERSION
@@ -33,7 +38,7 @@ from ctxselect.stores.embedded.vectors import SQLiteVectorCache
 from ctxselect.stores.embedded.writes import Writes, local_commits
 from ctxselect.types import ChunkTable, Rows, Segments
 
-FILE_NAME = "index.sqlite"
+FILE_NAME = opening.FILE_NAME
 # WAL + FULL: a commit is durable when COMMIT returns, power loss included (with NORMAL
 # the last commits may roll back, and a base file deleted after them would be lost).
 # It costs one WAL fsync per commit: +0.1-0.2 ms on a one-document update (docs/12).
@@ -47,7 +52,8 @@ class SQLiteStore(Lookups, Writes):
         folder: The index folder.
         create: Create the folder and file when missing; otherwise a missing index
             raises IndexNotFoundError naming the command that creates one.
-        wait: Seconds to wait for the writer lock when an old index must be migrated.
+        wait: Seconds to wait for the writer lock when a schema-1 index must be upgraded
+            before it can be read (schemas 2 and 3 are upgraded by the first writer).
     """
 
     schema_version = SCHEMA_VERSION
@@ -62,11 +68,8 @@ class SQLiteStore(Lookups, Writes):
         self.checksums = True  # compare stored checksums when reading (verify: off)
         if not self.path.is_file():
             if not create:
-                raise IndexNotFoundError(
-                    f"no index at {self.folder}: create one with "
-                    f"`ctxselect index PATH... --index {self.folder}`"
-                )
-            disk.make_dirs(self.folder)
+                raise IndexNotFoundError(opening.not_found(self.folder))
+            opening.make_folder(self.folder)
         self.readonly = not opening.is_writable(self.folder, self.path)
         why = opening.check_not_truncated(self.folder, self.path)
         if why is not None:
@@ -105,6 +108,7 @@ class SQLiteStore(Lookups, Writes):
                         f"index {self.folder} holds nothing yet (and is read-only): add "
                         f"documents with `ctxselect index PATH... --index {self.folder}`"
                     )
+                opening.refuse_foreign(self.folder)  # an empty file among the user's files
                 with self.transaction():
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
@@ -117,16 +121,22 @@ class SQLiteStore(Lookups, Writes):
                 return
         except UNREADABLE as exc:
             raise self.corrupt(exc) from exc
-        if version in (2, 3) and self.readonly:  # cannot be upgraded here, and need not be:
-            # schema 3 only lets chunks.text be NULL, 4 only adds user fields (none here)
+        if version in (2, 3):  # read as it is: a search never writes the index; the
+            # first writer upgrades it (``lock``). Schema 3 only lets chunks.text be NULL,
+            # 4 only adds user fields (none here).
             self.schema_version = version
             return
-        if version in (1, 2, 3):
-            from ctxselect.stores.embedded.migrate import upgrade
-
-            with WriterLock(self.folder, wait=wait):
-                if self._stored_version() == version:
-                    upgrade(self, version)
+        if version == 1:  # its arrays are inside SQLite, where no search reads them
+            try:
+                with WriterLock(self.folder, wait=wait):
+                    self._upgrade()
+            except IndexLockedError as exc:
+                holder = describe_holder(self.folder / LOCK_NAME)
+                raise IndexLockedError(
+                    f"index {self.folder} has schema version 1 and must be upgraded before it "
+                    f"can be read, but {holder} is writing it (waited {wait:g} s): run the "
+                    f"command again once that process has finished"
+                ) from exc
             return
         if version != SCHEMA_VERSION:
             newer = isinstance(version, int) and version > SCHEMA_VERSION
@@ -136,6 +146,20 @@ class SQLiteStore(Lookups, Writes):
                 f"version {SCHEMA_VERSION}: {hint}rebuild it with "
                 f"`rm -r {self.folder} && ctxselect index PATH... --index {self.folder}`"
             )
+
+    def _upgrade(self) -> None:
+        """Upgrade an older schema to the current one (the caller holds the writer lock)."""
+        version = self._stored_version()
+        if version in (1, 2, 3):
+            from ctxselect.stores.embedded.migrate import upgrade
+
+            upgrade(self, version)
+        self.schema_version = SCHEMA_VERSION
+
+    def upgrade_for_writing(self) -> None:
+        """Bring an older index to the current schema before a write (writer lock held)."""
+        if self.schema_version != SCHEMA_VERSION and not self.readonly:
+            self._upgrade()
 
     def _stored_version(self) -> Any:
         has = self._conn.execute(
@@ -336,9 +360,13 @@ class SQLiteStore(Lookups, Writes):
         """The index's vectors by model and content hash (see ``stores.embedded.vectors``)."""
         return SQLiteVectorCache(self._conn, self._lock)
 
-    def lock(self, wait: float = 0.0) -> WriterLock:
-        """Return the writer lock of this folder (use it as a context manager)."""
-        return WriterLock(self.folder, wait=wait)
+    @contextmanager
+    def lock(self, wait: float = 0.0) -> Iterator[WriterLock]:
+        """Hold the writer lock of this folder; an index of an older schema is upgraded
+        once it is held (a search reads it as it is)."""
+        with WriterLock(self.folder, wait=wait) as held:
+            self.upgrade_for_writing()
+            yield held
 
     def local_commits(self) -> int:
         """Return how many commits this process has made to any embedded index."""

@@ -306,9 +306,24 @@ def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
         problems.append(f"{stage}: {exc}")
     # Delete nothing unless the manifest was read, is valid, and the index is sound.
     removed = [] if problems else _leftovers(store)[1]
-    done.append(
-        "leftover files (none removed: the index has problems)" if problems else "leftover files"
-    )
-    for path in (store.folder / files.ARRAYS_DIR).rglob("*.tmp"):
-        problems.append(f"stray temporary file {path}")
+    done.append(_leftover_note(store, problems))
+    for path in sorted((store.folder / files.ARRAYS_DIR).glob("*.tmp")):
+        if f"{files.ARRAYS_DIR}/{path.name}" not in files.foreign_files(store.folder):
+            problems.append(f"stray temporary file {path}")
     return done, problems, removed
+
+
+def _leftover_note(store: StoreHandle, problems: list[str]) -> str:
+    """The leftover check's line: files under ``arrays/`` ctxselect did not write are
+    named and kept (they may be the user's), never deleted."""
+    note = "leftover files"
+    if problems:
+        note += " (none removed: the index has problems)"
+    foreign = files.foreign_files(store.folder)
+    if foreign:
+        shown = ", ".join(foreign[:_SHOW]) + (", ..." if len(foreign) > _SHOW else "")
+        note += (
+            f" ({len(foreign)} file(s) not written by ctxselect kept: {shown}; move them out "
+            f"of {store.folder / files.ARRAYS_DIR} if they are yours)"
+        )
+    return note

@@ -60,6 +60,10 @@ class Writes:
         """Provided by the store."""
         raise NotImplementedError
 
+    def upgrade_for_writing(self) -> None:
+        """Provided by the store."""
+        raise NotImplementedError
+
     # -- commits -----------------------------------------------------------------------
 
     def commit_update(
@@ -88,6 +92,7 @@ class Writes:
         Returns:
             The new generation.
         """
+        self.upgrade_for_writing()  # before the generation is read: the upgrade is one
         current = self.read_manifest()
         generation = int(current.get("generation", 0)) + 1
         if generation == 1:  # the first commit: large pages if it brings much text
@@ -208,6 +213,7 @@ class Writes:
         indexes of this process are told to reload; with ``tidy``, leftover base files
         are removed afterwards."""
         durable = False
+        self.upgrade_for_writing()  # an older schema is never written as it is
         try:
             with self.transaction():
                 # never build on rows that changed since their commit (it would re-seal them)
@@ -352,6 +358,7 @@ class Writes:
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         """Upsert manifest keys outside any segment change (schema_version is kept)."""
+        self.upgrade_for_writing()
         with self.transaction():
             self._set_manifest(manifest)
 

@@ -1,0 +1,100 @@
+"""What the write verbs check before any index folder is made (``api.write``).
+
+A write that fails on its input must leave nothing behind, so paths, settings and
+documents are checked first: one path is one path (not its letters), a setting of the
+wrong type or an unknown chunker is refused, and documents the index cannot hold (an
+empty or repeated ``doc_id``, text that is not valid UTF-8) are refused by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ctxselect import chunk as _chunk
+from ctxselect.config import BM25Params, ChunkSpec
+from ctxselect.errors import ConfigError, InputError
+from ctxselect.types import Document
+
+PathArg = str | os.PathLike[str]
+
+
+def path_list(paths: PathArg | Sequence[PathArg] | None) -> list[PathArg]:
+    """The paths asked for: one path (``str`` or ``os.PathLike``) is one path, not letters.
+
+    Raises:
+        ConfigError: An item is not a path.
+    """
+    if paths is None:
+        return []
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise ConfigError(
+                f"paths must be file or folder paths (str or os.PathLike), got "
+                f"{type(item).__name__} {item!r}: pass one path or a list of paths"
+            )
+    return items
+
+
+def check_documents(documents: Sequence[Document]) -> list[Document]:
+    """Refuse documents the index cannot store, naming the first bad one.
+
+    Raises:
+        InputError: An item is not a Document, a ``doc_id`` is empty or appears twice,
+            or a text field holds a lone surrogate (it cannot be stored as UTF-8).
+    """
+    docs = list(documents)
+    seen: set[str] = set()
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, Document):
+            raise InputError(
+                f"documents[{i}] is a {type(doc).__name__}, not a ctxselect.Document: "
+                f"pass Document(doc_id=..., text=...) values"
+            )
+        if not isinstance(doc.doc_id, str) or not doc.doc_id.strip():
+            raise InputError(
+                f"documents[{i}] has an empty doc_id {doc.doc_id!r}: every document needs "
+                f"an id to be found, replaced and removed by: give it a non-empty doc_id"
+            )
+        if doc.doc_id in seen:
+            raise InputError(
+                f"doc_id {doc.doc_id!r} appears twice in the documents to add: an index "
+                f"holds one document per id: merge them or give each its own doc_id"
+            )
+        seen.add(doc.doc_id)
+        for name in ("doc_id", "text", "title", "source", "kind"):
+            _check_encodable(doc, name, str(getattr(doc, name)))
+        for key, value in doc.fields:
+            _check_encodable(doc, f"field {key!r}", f"{key}{value}")
+    return docs
+
+
+def _check_encodable(doc: Document, name: str, value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"document {doc.doc_id!r} cannot be stored: its {name} holds a lone surrogate "
+            f"{value[exc.start]!r} at offset {exc.start}, which is not valid text in UTF-8: "
+            f"decode the source with errors='replace' (or remove the character)"
+        ) from None
+
+
+def check_settings(chunk: Any, bm25: Any) -> None:
+    """Refuse settings of the wrong type or unknown names before any folder is made.
+
+    Raises:
+        ConfigError: ``chunk`` is not a ChunkSpec or ``bm25`` not a BM25Params.
+        UnknownNameError: The chunker or tokenizer name is not registered.
+    """
+    given = dict(chunk=chunk, bm25=bm25)  # parameter names (not the bm25 mode's name)
+    for (name, value), kind in zip(given.items(), (ChunkSpec, BM25Params), strict=True):
+        if value is not None and not isinstance(value, kind):
+            raise ConfigError(
+                f"{name} must be a ctxselect.{kind.__name__} (or None for the index's own "
+                f"settings), got {type(value).__name__}: pass {kind.__name__}(...)"
+            )
+    if chunk is not None:
+        _chunk.make_chunker(chunk)
