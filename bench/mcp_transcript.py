@@ -192,7 +192,12 @@ def _numbers(result: dict[str, Any]) -> dict[str, Any]:
         "new_tokens": sum(p["tokens"] for p in result["pieces"]),
         "overhead": round(result["result_tokens"] / max(1, result["tokens_used"]), 4),
         "pieces": [p["chunk_ids"] for p in result["pieces"]],
-        "references": list(result["references"]),
+        # the structured content counts the references; their ids are in the text lines
+        "references": [
+            line.split(" ")[3]
+            for line in result["_text"].splitlines()
+            if line.startswith("already provided: chunk ")
+        ],
     }
 
 

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from _support.sessions_corpus import FIRST, SECOND, build
+from _support.sessions_corpus import CHUNK, FIRST, SECOND, build, build_demo
 from ctxselect import agent, api
 from ctxselect.agent import Sessions, context_text, context_wire, limits
+from ctxselect.agent.results import structured
+from ctxselect.api import generation
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexNotFoundError, NotFoundError
 
 
@@ -42,8 +44,10 @@ def test_second_overlapping_selection_sends_references_and_new_material(service)
         r.tokens for r in second.references
     )
     ref = second.references[0]
-    assert ref.text.startswith(f"already provided: chunk {ref.chunk_id} from {ref.doc_id} lines")
-    assert f"(chars {ref.start}-{ref.end}) in call 1" in ref.text
+    assert ref.text == (
+        f"already provided: chunk {ref.chunk_id} lines {ref.line_start}-{ref.line_end} in call 1"
+    )
+    assert ref.chunk_id.startswith(f"{ref.doc_id}#")  # the id names the document
     assert (first.call, second.call) == (1, 2)
 
 
@@ -110,6 +114,23 @@ def test_text_block_is_the_context_as_select_prints_it(service):
     refs = [line for line in lines if line.startswith("already provided: ")]
     assert refs == [r.text for r in again.references] and refs
     assert context_wire(again).startswith(context_text(again))
+
+
+def test_a_result_of_many_references_stays_within_its_overhead(tmp_path):
+    demo = Sessions.open(build_demo(tmp_path))
+    try:
+        ask = {"stop": "none", "include": ["07-*", "08-*"]}  # two chapters: all of them fit
+        first = demo.select("s", "budget selection stop tokens", 20_000, **ask)
+        again = demo.select("s", "budget selection stop tokens", 20_000, **ask)
+    finally:
+        demo.close()
+    assert len(again.references) >= 20 and again.pieces == ()
+    assert len(again.references) == len(_sent_ids(first) & {r.chunk_id for r in again.references})
+    assert again.result_tokens <= 1.15 * again.tokens_used + 100  # issue 10's bound
+    meta = structured(again)
+    assert meta["references"] == len(again.references)  # a count: the ids are in the text
+    for ref in again.references:
+        assert ref.tokens <= 25 and f"chunk {ref.chunk_id} lines " in ref.text
 
 
 def test_a_repeat_spends_nothing_past_where_select_stops(service, monkeypatch):
@@ -287,3 +308,77 @@ def test_missing_and_damaged_indexes_fail_on_open(tmp_path):
 def test_the_cap_has_a_floor(corpus_index):
     with pytest.raises(ConfigError, match="at least 1000"):
         Sessions.open(corpus_index[1], max_result_tokens=10)
+
+
+# An outside re-index (``ctxselect index`` in another process) between two tool calls:
+# every read sees the new generation (chunk rows, lines, what the session received).
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setattr(generation, "RELOAD_CHECK_SECONDS", 0.0)  # every call looks
+
+
+def _outside_reindex(corpus, folder) -> None:
+    """What ``ctxselect index`` run in another process does: commit a new generation."""
+    api.index_paths([corpus], folder, chunk=CHUNK)
+
+
+def _true_lines(service, doc_id, start, end) -> tuple[int, int]:
+    with api.open_index(service.index.path) as fresh:
+        text = fresh.get_document(doc_id).text
+    return text.count("\n", 0, start) + 1, text.count("\n", 0, max(start, end - 1)) + 1
+
+
+def test_reads_work_after_an_outside_reindex_removes_a_document(service, corpus_index, fresh):
+    corpus, folder = corpus_index
+    before = service.get_document("s", "retry.md", 0, 2000)
+    assert before.chunk_ids
+    (corpus / "cache.md").unlink()
+    _outside_reindex(corpus, folder)
+    after = service.get_document("s", "retry.md", 0, 2000)
+    assert after.chunk_ids == before.chunk_ids
+    assert service.select("s", "failed requests retried with backoff", 300).tokens_used > 0
+    assert service.grep("s", "backoff", budget=300).references  # it has the document
+    assert service.grep(None, "backoff", budget=300).blocks
+    assert not any(h.doc_id == "cache.md" for h in service.search("s", "cache eviction").hits)
+
+
+def test_an_outside_reindex_adding_chunks_records_only_what_was_sent(service, corpus_index, fresh):
+    corpus, folder = corpus_index
+    service.get_document("s", "retry.md", 0, 2000)
+    sections = "".join(
+        f"## Part {i}\n\n" + "lorem ipsum dolor words " * 30 + "\n\n" for i in range(6)
+    )
+    (corpus / "aaa.md").write_text(f"# Aaa\n\n{sections}", encoding="utf-8")
+    _outside_reindex(corpus, folder)
+    again = service.get_document("s", "retry.md", 0, 2000)
+    assert again.chunk_ids and all(c.startswith("retry.md#") for c in again.chunk_ids)
+    fresh = service.select("s", "lorem ipsum dolor words", 400, stop="none")
+    assert fresh.pieces and fresh.references == ()  # aaa.md was never sent
+
+
+def _chunk_with(folder, text) -> str:
+    with api.open_index(folder) as fresh:
+        table = fresh.table
+    return next(c for c, t in zip(table.chunk_ids, table.texts, strict=True) if text in t)
+
+
+def test_lines_follow_an_outside_reindex_that_shifts_a_document(service, corpus_index, fresh):
+    corpus, folder = corpus_index
+    first = service.get_chunk("s", _chunk_with(folder, "random jitter"))
+    assert (first.line_start, first.line_end) == _true_lines(
+        service, "retry.md", first.start, first.end
+    )
+    path = corpus / "retry.md"
+    path.write_text(
+        path.read_text().replace("# Retries\n", "# Retries\n\n" + "filler\n" * 40), encoding="utf-8"
+    )
+    _outside_reindex(corpus, folder)
+    moved = service.get_chunk("s", _chunk_with(folder, "random jitter"))
+    assert moved.start > first.start
+    assert (moved.line_start, moved.line_end) == _true_lines(
+        service, "retry.md", moved.start, moved.end
+    )
+    block = service.grep("s", "^## Jitter", context=0).blocks[0]
+    assert block.line_start == _true_lines(service, "retry.md", block.start, block.end)[0]

@@ -6,6 +6,7 @@ import pytest
 from test_mcp_server import call
 from test_mcp_server import run as run_server
 
+from _support.mcp_refs import reference_ids
 from _support.sessions_corpus import WEATHER, write_guide
 from ctxselect import api
 from ctxselect.config import ChunkSpec
@@ -53,7 +54,7 @@ def test_select_with_mmr_and_promote_and_session_accounting(folder):
     assert first["tokens_used"] <= 300
     assert first["result_tokens"] == COUNT(first["_wire"])
     # guide.md#2 was sent inside the section: it comes back as a reference now.
-    assert second["references"] == ["guide.md#2"]
+    assert second["references"] == 1 and reference_ids(second["_text"]) == ["guide.md#2"]
     assert "guide.md#2" not in {c for p in second["pieces"] for c in p["chunk_ids"]}
     assert second["tokens_saved"] > 0
     assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
@@ -72,8 +73,9 @@ def test_search_and_select_in_dense_modes(folder, mode):
         expected = [h.chunk_id for h in idx.search("alpha cache", 3, mode)]
     assert search["mode"] == mode and [h["chunk_id"] for h in search["hits"]] == expected
     # search sent the best chunks: they come back as references, and no filler with them
-    assert set(select["references"]) <= {h["chunk_id"] for h in search["hits"]}
-    assert select["references"] and select["tokens_used"] <= 200
+    referenced = reference_ids(select["_text"])
+    assert set(referenced) <= {h["chunk_id"] for h in search["hits"]}
+    assert select["references"] == len(referenced) > 0 and select["tokens_used"] <= 200
 
 
 def test_bad_mmr_and_missing_vectors_are_tool_errors(folder, tmp_path):

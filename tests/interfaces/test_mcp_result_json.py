@@ -79,7 +79,7 @@ def test_context_result_fields_and_wire_are_pinned() -> None:
     ]  # fmt: skip
     meta = {
         "pieces": [{"chunk_ids": ["c#0", "c#1"], "lines": [1, 3], "tokens": 30}],
-        "references": ["a#1"], "tokens_used": 42, "tokens_saved": 28, "dropped_total": 1,
+        "references": 1, "tokens_used": 42, "tokens_saved": 28, "dropped_total": 1,
         "call": 3, "result_tokens": 300, "session_tokens": 900, "stop": "budget full",
     }  # fmt: skip
     compact = json.dumps(meta, separators=(",", ":"))

@@ -3,7 +3,7 @@
 Session-aware selection never sends a session what it already received.
 :class:`Sessions` (``sessions.py``) wraps an opened index and remembers, per session key,
 which chunks each session received as text. A later selection returns those chunks as
-one-line references ("already provided: chunk X from Y lines a-b ...") instead of their
+one-line references ("already provided: chunk X lines a-b in call N") instead of their
 text and spends the tokens saved on new material. Every result says what it cost
 (``tokens_used``), what the session has received so far (``session_tokens``) and what was
 left out, and no result exceeds ``max_result_tokens`` as the caller receives it (for

@@ -109,11 +109,12 @@ class GrepResult:
     ``documents`` were searched (after ``include``/``exclude``); ``matches`` matching
     lines were found there, ``matches_left_out`` of them are in no block or reference.
     ``tokens_used`` (block texts plus reference lines) never exceeds ``budget``. ``stop``
-    says why the result ends: ``all matches``, ``budget full: ...``, ``match cap: ...``
-    or ``time limit: ...`` (the last two: more matches may exist). ``note`` says why a
-    result is empty or was cut. Outside a session (CLI, Python) ``references`` is empty
-    and the accounting (``call``, ``session_tokens``, ``result_tokens``,
-    ``max_result_tokens``) is 0.
+    says why the result ends: ``all matches``, ``budget full: ...``, ``result cap: ...``
+    (a session result cut to the cap), ``match cap: ...`` or ``time limit: ...`` (the
+    last two: more matches may exist; either comes first, joined to a budget or cap
+    reason by ``; then ``, when both hold). ``note`` says why a result is empty or was
+    cut. Outside a session (CLI, Python) ``references`` is empty and the accounting
+    (``call``, ``session_tokens``, ``result_tokens``, ``max_result_tokens``) is 0.
     """
 
     pattern: str
@@ -195,8 +196,25 @@ def grep_index(
     used = sum(b.tokens for b in blocks) + sum(r.tokens for r in refs)
     return GrepResult(
         pattern, blocks, refs, len(searched), total, total - shown, used, budget,
-        stop or scan_stop or "all matches", note=note,
+        stop_reason(scan_stop, stop), note=note,
     )  # fmt: skip
+
+
+STOP_SEPARATOR = "; then "
+"""Between the two reasons a result can end for: scanning stopped early, then the fit."""
+
+
+def stop_reason(scan: str, fit: str) -> str:
+    """Why a result ends: the scan's early stop first (``match cap``, ``time limit``: more
+    matches may exist, which a full budget must not hide), then why the blocks found
+    stop (``budget full``, ``result cap``); ``all matches`` when neither holds."""
+    return STOP_SEPARATOR.join(s for s in (scan, fit) if s) or "all matches"
+
+
+def scan_stop(stop: str) -> str:
+    """The part of a result's ``stop`` that says scanning ended early, or ''."""
+    first = stop.split(STOP_SEPARATOR, 1)[0]
+    return first if first.startswith(("match cap:", "time limit:")) else ""
 
 
 def check_context(context: int) -> int:

@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxselect import api
-from ctxselect.agent.grep import GrepBlock, GrepReference, GrepResult, grep_index
+from ctxselect.agent.grep import (
+    GrepBlock,
+    GrepReference,
+    GrepResult,
+    grep_index,
+    scan_stop,
+    stop_reason,
+)
 from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget
 from ctxselect.agent.results import Meter
 from ctxselect.errors import NotFoundError
@@ -60,7 +67,7 @@ class SeenText:
         check_budget(options.get("budget", DEFAULT_BUDGET), meter.cap)
         found = grep_index(self.index, pattern, known=self.reference, **options)
         found = dataclasses.replace(found, call=call, max_result_tokens=meter.cap)
-        result = meter.fit(found, before, shrink_grep)
+        result = fit_grep(meter, found, before)
         for block in result.blocks:
             self.grepped.pop((block.doc_id, block.start, block.end), None)
             self.grepped[(block.doc_id, block.start, block.end)] = (call, hash(block.text))
@@ -123,21 +130,61 @@ def _covering_call(block: GrepBlock, spans: list[tuple[int, int, int]]) -> int |
     return max(calls)
 
 
-def shrink_grep(result: GrepResult) -> GrepResult | None:
-    """Drop the last block that carries text (then the last reference)."""
-    if result.blocks:
-        last = result.blocks[-1]
-        cut = dataclasses.replace(result, blocks=result.blocks[:-1])
-        left, used = len(last.matches), last.tokens
-    elif result.references:
-        ref = result.references[-1]
-        cut = dataclasses.replace(result, references=result.references[:-1])
-        left, used = len(ref.lines), ref.tokens
-    else:
-        return None
+def fit_grep(meter: Meter, found: GrepResult, before: int) -> GrepResult:
+    """Measure ``found`` and cut its last blocks (then references) until it fits the cap.
+
+    Each item is measured once on its own; nested in the result it costs about as much
+    (a little more: deeper indentation), so the items to cut are about those past where
+    the running sum of those costs passes the cap. :meth:`Meter.fit_cut` searches from
+    there instead of re-measuring the result once per item.
+
+    Raises:
+        ConfigError: Not even the result without blocks and references fits.
+    """
+    items: list[object] = [*found.references, *found.blocks]  # kept longest first: cut_grep
+    total, least = 0, 0
+    for n, item in enumerate(items):
+        total += meter.tokens(item)
+        if total > meter.cap:
+            least = len(items) - n
+            break
+    return meter.fit_cut(found, before, cut_grep, len(items), least)
+
+
+def cut_grep(result: GrepResult, k: int) -> GrepResult:
+    """``result`` without its last ``k`` items: blocks from the last, then references.
+
+    ``matches_left_out`` and ``tokens_used`` follow; ``stop`` names the first item left
+    out (``result cap: ...``) after any early end of the scan, and ``note`` says so.
+    """
+    if k <= 0:
+        return result
+    n_blocks, n_refs = len(result.blocks), len(result.references)
+    cut_blocks, cut_refs = min(k, n_blocks), min(max(0, k - n_blocks), n_refs)
+    blocks, gone = result.blocks[: n_blocks - cut_blocks], result.blocks[n_blocks - cut_blocks :]
+    refs, gone_refs = (
+        result.references[: n_refs - cut_refs],
+        result.references[n_refs - cut_refs :],
+    )
+    first = gone[0] if gone else gone_refs[0]
+    what = "block" if gone else "reference"
+    cap = result.max_result_tokens
+    reason = (
+        f"result cap: the result must stay within {cap:,} tokens, so it ends before the "
+        f"{what} for {first.doc_id} lines {first.line_start}-{first.line_end}: pass a "
+        f"smaller budget or less context, narrow the pattern or the globs, or raise "
+        f"--max-result-tokens"
+    )
     return dataclasses.replace(
-        cut,
-        matches_left_out=result.matches_left_out + left,
-        tokens_used=result.tokens_used - used,
-        note=f"cut to stay within {result.max_result_tokens} tokens",
+        result,
+        blocks=blocks,
+        references=refs,
+        matches_left_out=result.matches_left_out
+        + sum(len(b.matches) for b in gone)
+        + sum(len(r.lines) for r in gone_refs),
+        tokens_used=result.tokens_used
+        - sum(b.tokens for b in gone)
+        - sum(r.tokens for r in gone_refs),
+        stop=stop_reason(scan_stop(result.stop), reason),
+        note=f"cut to stay within {cap} tokens",
     )

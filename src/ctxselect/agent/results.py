@@ -81,6 +81,45 @@ class Meter:
             value = self.measured(smaller, before)
         return value
 
+    def fit_cut(
+        self, value: M, before: int, cut: Callable[[M, int], M], most: int, least: int = 0
+    ) -> M:
+        """Measure ``value``, cutting the fewest of its last ``most`` items that make it fit.
+
+        ``cut(value, k)`` is ``value`` without its last ``k`` items. Instead of measuring
+        the whole result again after each item dropped (quadratic: thousands of grep
+        blocks took minutes), search for ``k`` from ``least``, an estimate the caller
+        works out from per-item costs counted once (with ``least`` > 0 the uncut value
+        is known not to fit and is not measured): steps that double, then bisection, so
+        O(log most) measurements, each of a result not much larger than the cap.
+
+        Raises:
+            ConfigError: Even without all ``most`` items the result does not fit.
+        """
+        if least <= 0:
+            whole = self.measured(value, before)
+            if whole.result_tokens <= self.cap:
+                return whole
+        fails, step, probe = max(0, least - 1), 1, min(most, max(1, least))
+        while True:  # double the step until a cut fits; ``fails`` is the largest that does not
+            found = self.measured(cut(value, probe), before) if probe > 0 else value
+            if probe > 0 and found.result_tokens <= self.cap:
+                break
+            if probe >= most:
+                raise ConfigError(
+                    f"the result cannot be cut below the cap of {self.cap:,} tokens: "
+                    f"raise --max-result-tokens or ask for less"
+                )
+            fails, probe, step = probe, min(most, probe + step), step * 2
+        while probe - fails > 1:  # the smallest k in (fails, probe] that fits
+            mid = (fails + probe) // 2
+            tried = self.measured(cut(value, mid), before)
+            if tried.result_tokens <= self.cap:
+                found, probe = tried, mid
+            else:
+                fails = mid
+        return found
+
     def fit_plain(self, value: V, shrink: Callable[[V], V | None]) -> V:
         """Shrink a result without token fields until it fits; raise if it cannot."""
         while self.tokens(value) > self.cap:
@@ -150,15 +189,17 @@ class ContextMeta:
     ``result_tokens`` is :func:`context_wire` of the whole result in the index's
     tokenizer), without the texts, which travel once, in the text block. No field
     repeats what the caller passed (query, mode, budget) or what only the model reads
-    (the note, in the summary line). ``references`` are the ids of the chunks the session
-    already has (their lines and calls are in the reference lines of the text). ``stop``
+    (the note, in the summary line). ``references`` is how many chunks the session already
+    has came back as reference lines in the text (each names the chunk id, its lines and
+    the call that sent it; the ids are not repeated here, which kept a result of mostly
+    references from costing more than 1.15 x its ``tokens_used`` + 100). ``stop``
     is the rule that ended the selection (``budget full``, ``no more matches``, ``next
     chunk below threshold``, ``score gap (uncalibrated)``: ``ContextResult.stop`` up to
     its colon, without the numbers).
     """
 
     pieces: tuple[PieceMeta, ...]
-    references: tuple[str, ...]
+    references: int
     tokens_used: int
     tokens_saved: int
     dropped_total: int
@@ -173,10 +214,10 @@ def context_meta(result: ContextResult) -> ContextMeta:
     pieces = tuple(
         PieceMeta(p.chunk_ids, (p.line_start, p.line_end), p.tokens) for p in result.pieces
     )
-    refs = tuple(r.chunk_id for r in result.references)
     return ContextMeta(
-        pieces, refs, result.tokens_used, result.tokens_saved, result.dropped_total,
-        result.call, result.result_tokens, result.session_tokens, stop_rule(result.stop),
+        pieces, len(result.references), result.tokens_used, result.tokens_saved,
+        result.dropped_total, result.call, result.result_tokens, result.session_tokens,
+        stop_rule(result.stop),
     )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ctxselect.api.read import Index
 from ctxselect.tool_results import ContextPiece, ContextReference
-from ctxselect.types import Hit, SelectedChunk, Selection
+from ctxselect.types import ChunkTable, Hit, SelectedChunk, Selection
 
 Fingerprint = tuple[str, int, int, int]
 """(doc_id, start, end, hash of text): a chunk's identity across re-indexing."""
@@ -20,22 +20,37 @@ _CACHED_DOCS = 64
 
 class DocSpans:
     """Chunk positions and line numbers of one opened index (cached), and what uses them:
-    the pieces, references and widened sections of a session-aware selection."""
+    the pieces, references and widened sections of a session-aware selection.
+
+    The caches hold one generation of the index: when another process commits a new one
+    (``ctxselect index`` beside a running server), the index's chunk table is replaced
+    and the caches are dropped with it, so rows and lines are never read across versions.
+    """
 
     def __init__(self, index: Index) -> None:
         self.index = index
         self._breaks: OrderedDict[str, list[int]] = OrderedDict()
         self._rows: dict[str, list[int]] | None = None
+        self._table: ChunkTable | None = None
+
+    def _current(self) -> ChunkTable:
+        """The chunk table of the generation being read; the caches follow it."""
+        table = self.index.table  # a new object exactly when a new generation is loaded
+        if table is not self._table:
+            self._table = table
+            self._rows = None
+            self._breaks.clear()
+        return table
 
     def fingerprint(self, chunk_id: str) -> Fingerprint:
         """Return what identifies this version of a chunk's text."""
-        table = self.index.table
+        table = self._current()
         row = table.row_of[chunk_id]
         return (table.doc_ids[row], table.starts[row], table.ends[row], hash(table.texts[row]))
 
     def covered(self, doc_id: str, start: int, end: int) -> tuple[str, ...]:
         """Return the ids of the chunks lying wholly inside ``[start, end)``, in order."""
-        table = self.index.table
+        table = self._current()
         if self._rows is None:
             rows: dict[str, list[int]] = {}
             for row, doc in enumerate(table.doc_ids):
@@ -51,6 +66,7 @@ class DocSpans:
 
     def lines(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
         """Return the 1-based first and last line of ``[start, end)`` in the document."""
+        self._current()
         breaks = self._breaks.get(doc_id)
         if breaks is None:
             text = self.index.get_document(doc_id).text
@@ -64,10 +80,8 @@ class DocSpans:
     def reference(self, hit: Hit, call: int, resend: int) -> ContextReference:
         """A one-line reference to ``hit``, sent in ``call``; re-sending it costs ``resend``."""
         first, last = self.lines(hit.doc_id, hit.start, hit.end)
-        text = (
-            f"already provided: chunk {hit.chunk_id} from {hit.doc_id} lines {first}-{last} "
-            f"(chars {hit.start}-{hit.end}) in call {call}"
-        )
+        # the chunk id names the document (``doc_id#n``); lines and call find the text
+        text = f"already provided: chunk {hit.chunk_id} lines {first}-{last} in call {call}"
         tokens = self.index.count_tokens(text + "\n")
         saved = max(0, resend - tokens)
         return ContextReference(

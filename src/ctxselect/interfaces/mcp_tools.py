@@ -144,10 +144,11 @@ def _add_select_tool(server: StrictServer, service: agent.Sessions, mode_t: Any)
 
         The text is the context as `ctxselect select` prints it (one fenced block per
         piece, headed by its source FILE:start-end), then a line per chunk this session
-        already received ("already provided: chunk X from FILE lines a-b"; their tokens go
-        to new material), then a summary line. The structured result gives the ids, lines
-        and costs: tokens_used, tokens_saved, result_tokens, the session's cumulative
-        tokens, the ranked chunks not sent, why it stopped. mmr trades relevance for
+        already received ("already provided: chunk FILE#N lines a-b in call C"; their
+        tokens go to new material), then a summary line. The structured result gives the
+        new pieces' ids and lines, how many references, and costs: tokens_used,
+        tokens_saved, result_tokens, the session's cumulative tokens, the ranked chunks
+        not sent, why it stopped. mmr trades relevance for
         diversity; promote sends whole sections. include, exclude and where rank only the
         documents they keep (the note names a filter that keeps none).
         """

@@ -11,9 +11,11 @@ reaches the client as, which result sizes count. The tools are in
 import dataclasses
 import functools
 import inspect
+import json
 import logging
 import typing
 from collections.abc import Callable
+from types import UnionType
 from typing import Any, TypeVar
 
 import pydantic_core
@@ -41,8 +43,10 @@ class StrictServer(MCPServer):
     """An ``MCPServer`` that refuses calls the SDK would run anyway.
 
     The SDK ignores argument names its tool does not declare (``{"bugdet": 500}`` would
-    run with the default budget) and answers a tool it lacks with a bare "Unknown tool".
-    Here both are ``ToolError``s naming what is valid, and a write tool of a read-only
+    run with the default budget), answers a tool it lacks with a bare "Unknown tool",
+    coerces loosely (``"500"`` and ``true`` as numbers, ``"yes"`` as true) and answers
+    any other wrong type with a pydantic dump. Here each is one ``ToolError`` naming what
+    is valid (:func:`type_error` for types), and a write tool of a read-only
     server says which flag enables it. A deprecated name
     (:data:`~ctxselect.interfaces.vocabulary.DEPRECATED_TOOLS`) runs today's tool.
     """
@@ -51,6 +55,8 @@ class StrictServer(MCPServer):
         super().__init__(*args, **kwargs)
         self.arguments: dict[str, tuple[str, ...]] = {}
         """Each tool's argument names, filled by :func:`register`."""
+        self.types: dict[str, dict[str, tuple[Any, Any]]] = {}
+        """Each tool's arguments: name -> (type, default), filled by :func:`register`."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Refuse an unknown tool or argument, then call the tool as the SDK does."""
@@ -67,6 +73,11 @@ class StrictServer(MCPServer):
             raise ToolError(
                 f"Error executing tool {name}: {agent.unknown_arguments(name, unknown, valid)}"
             )
+        for key, value in arguments.items():
+            hint, default = self.types[name][key]
+            wrong = type_error(key, value, hint, default)
+            if wrong:
+                raise ToolError(f"Error executing tool {name}: {wrong}")
         return await super().call_tool(name, arguments, context)
 
 
@@ -139,8 +150,66 @@ def register(
     server.add_tool(
         fn, title=title, description=description, annotations=hints, structured_output=True
     )
-    params = inspect.signature(fn).parameters.values()
-    server.arguments[fn.__name__] = tuple(p.name for p in params if p.annotation is not Context)
+    params = [p for p in inspect.signature(fn).parameters.values() if p.annotation is not Context]
+    server.arguments[fn.__name__] = tuple(p.name for p in params)
+    types = typing.get_type_hints(fn)  # without Annotated's descriptions and bounds
+    server.types[fn.__name__] = {p.name: (types[p.name], p.default) for p in params}
+
+
+_KINDS: dict[Any, tuple[str, str]] = {
+    int: ("a whole number", "500"),
+    float: ("a number", "0.5"),
+    bool: ("true or false", "true"),
+    str: ("a string", '"text"'),
+    type(None): ("null", "null"),
+}
+
+
+def type_error(name: str, value: Any, hint: Any, default: Any = inspect.Parameter.empty) -> str:
+    """Why ``value`` (parsed JSON) is not of type ``hint``, as one line; '' when it is.
+
+    Strict, unlike the SDK's lax validation: a string is never a number or a list, a
+    boolean never a number, only ``true``/``false`` are booleans. A number with no
+    fraction (``500.0``) is a whole number: JSON has one number type. Types this does not
+    know are left to the SDK.
+    """
+    if _matches(value, hint) is not False:
+        return ""
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
+    kinds = [_KINDS[m] for m in members] if members else [_kind(hint)]
+    what = " or ".join(k[0] for k in kinds)
+    example = json.dumps(default) if default not in (inspect.Parameter.empty, None, ()) else ""
+    example = example or kinds[0][1]
+    shown = json.dumps(value, ensure_ascii=False)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"{name} must be {what}, got {shown}: pass {name} as {what}, such as {example}"
+
+
+def _kind(hint: Any) -> tuple[str, str]:
+    if typing.get_origin(hint) in (tuple, list):
+        return "a list of strings", '["docs/"]'
+    return _KINDS[hint]
+
+
+def _matches(value: Any, hint: Any) -> bool | None:
+    """Whether ``value`` is a ``hint``; None for a type this does not check."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, UnionType):
+        found = [_matches(value, member) for member in typing.get_args(hint)]
+        return True if True in found else (None if None in found else False)
+    if origin in (tuple, list):
+        item = typing.get_args(hint)[0]
+        return isinstance(value, list) and all(_matches(v, item) is not False for v in value)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return number and float(value).is_integer()
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is str or hint is type(None):
+        return isinstance(value, hint)
+    return None
 
 
 def call(action: Callable[[], V]) -> V:
@@ -186,5 +255,6 @@ __all__ = [
     "session_key",
     "text_field",
     "to_text",
+    "type_error",
     "warn_deprecated",
 ]
