@@ -25,7 +25,6 @@ from ctxselect.errors import (
     ConfigError,
     IndexNotFoundError,
     MissingExtraError,
-    UnknownNameError,
 )
 
 BUDGET = 300
@@ -135,27 +134,27 @@ def test_async_and_batch_return_what_invoke_returns(index: api.Index) -> None:
     assert retriever.batch(queries) == expected
 
 
-@pytest.mark.parametrize(
-    ("options", "error", "message"),
-    [
-        ({"budget": 10}, ConfigError, "below the minimum"),
-        ({"mode": "nope"}, UnknownNameError, "unknown mode 'nope'"),
-        ({"mode": "dense"}, ConfigError, "needs dense vectors"),
-        ({"mmr": 0.5}, ConfigError, "mmr compares"),
-        ({"stop": "soon"}, ConfigError, "unknown stop rule"),
-        ({"stop": 0.3}, ConfigError, r"no P\(relevant\) for mode 'bm25'"),
-        ({"packer": "bogus"}, UnknownNameError, "unknown packer 'bogus': choose one of"),
-        ({"format": "bogus"}, UnknownNameError, "unknown format 'bogus'"),
-        ({"k": 0}, ConfigError, "k must be"),
-        ({"top_k": 5}, ConfigError, r"unknown argument 'top_k' \(did you mean 'k'\?\)"),
-        ({"bugdet": 500}, ConfigError, r"unknown argument 'bugdet' \(did you mean 'budget'\?\)"),
-    ],
-)
 def test_bad_options_raise_ctxselect_errors_when_made(
-    index: api.Index, options: dict[str, object], error: type[Exception], message: str
+    index: api.Index, bad_option: tuple[dict[str, object], type[Exception], str]
 ) -> None:
+    options, error, message = bad_option
     with pytest.raises(error, match=message):
         CtxselectRetriever(index=index, **options)
+
+
+def test_a_threshold_that_mmr_leaves_nothing_to_read_is_refused_when_made(
+    tuned_dense: api.Index,
+) -> None:
+    # mmr reorders the ranking and drops P(relevant): stop=0.3 would fail on every query
+    with pytest.raises(ConfigError, match=r"stop=0.3 .*mmr=0.5 reorders the ranking.*stop auto"):
+        CtxselectRetriever(index=tuned_dense, mode="dense", mmr=0.5, stop=0.3)
+    query = "topic3word marker3 context budget"
+    for options in ({"stop": 0.3}, {"mmr": 0.5, "stop": "auto"}, {"mmr": 0.5, "stop": "none"}):
+        docs = CtxselectRetriever(index=tuned_dense, mode="dense", budget=BUDGET, **options).invoke(
+            query
+        )
+        selection = tuned_dense.select(query, BUDGET, mode="dense", **options)
+        assert [d.id for d in docs] == ["+".join(p.chunk_ids) for p in selection.chunks]
 
 
 def test_a_missing_index_and_an_empty_query_are_refused(tmp_path: Path, index: api.Index) -> None:
@@ -163,6 +162,8 @@ def test_a_missing_index_and_an_empty_query_are_refused(tmp_path: Path, index: a
         CtxselectRetriever(index=tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="query is empty"):
         CtxselectRetriever(index=index).invoke("   ")
+    with pytest.raises(ConfigError, match="query must be a string, got NoneType None: pass"):
+        CtxselectRetriever(index=index).invoke(None)  # type: ignore[arg-type]
 
 
 def test_in_a_runnable_chain(index: api.Index) -> None:

@@ -62,9 +62,9 @@ class CtxselectRetriever(BaseRetriever):
     def __init__(self, index: IndexLike, **fields: Any) -> None:
         """Open ``index`` if it is a folder, and check the options against it.
 
-        The checks run here rather than in pydantic validators, so a bad option raises
-        ctxselect's own error (``ConfigError``, ``UnknownNameError``), not a
-        ``ValidationError`` wrapping it.
+        The checks run here, before pydantic's, so a bad option raises ctxselect's own
+        error (``ConfigError``, ``UnknownNameError``), not a ``ValidationError``, and
+        pydantic never coerces one (``budget="800"`` is refused, as in LlamaIndex).
 
         Raises:
             IndexNotFoundError: ``index`` names a folder without an index.
@@ -72,8 +72,11 @@ class CtxselectRetriever(BaseRetriever):
                 or a name that is not a field (pydantic would ignore it).
         """
         pieces.check_names("CtxselectRetriever", fields, type(self).model_fields)
-        super().__init__(**{**fields, "index": pieces.open_or_take(index)})
-        self.stop = pieces.check_options(self.index, self.options()).stop
+        opened = pieces.open_or_take(index)
+        # checked before pydantic sees them: it would coerce "800" or wrap the error
+        given = {name: fields.pop(name) for name in pieces.option_names() if name in fields}
+        options = pieces.check_options(opened, SelectOptions(**given))
+        super().__init__(**{**fields, **pieces.as_fields(options), "index": opened})
 
     def options(self) -> SelectOptions:
         """The ``Index.select`` arguments this retriever passes."""

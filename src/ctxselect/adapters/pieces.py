@@ -13,9 +13,11 @@ import dataclasses
 import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxselect import api
 from ctxselect.agent import limits, lookups
+from ctxselect.api.read import check_select_k
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_PACKER
 from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.types import SelectedChunk, Selection
@@ -103,6 +105,11 @@ def option_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(SelectOptions))
 
 
+def as_fields(options: SelectOptions) -> dict[str, Any]:
+    """The options as keyword arguments, by name (a retriever's fields)."""
+    return {name: getattr(options, name) for name in option_names()}
+
+
 def open_or_take(index: IndexLike) -> api.Index:
     """Return ``index`` if it is an opened index, else open the folder it names.
 
@@ -117,27 +124,37 @@ def open_or_take(index: IndexLike) -> api.Index:
 def check_options(index: api.Index, options: SelectOptions) -> SelectOptions:
     """Return ``options`` with ``stop`` normalised, or raise if ``index`` cannot apply them.
 
-    Checked as the CLI and the MCP server check them, so a bad option fails when the
-    retriever is made, not on its first query.
+    Checked as the CLI and the MCP server check them, types included, so a bad option
+    fails when the retriever is made, not on every query.
 
     Raises:
-        ConfigError: A budget below the minimum, a bad stop rule, k or mmr, or a mode
-            that needs dense vectors on an index without them.
+        ConfigError: A budget that is not a whole number or is below the minimum; a bad
+            stop rule, k, mmr or promote; a mode (or mmr) that needs dense vectors on an
+            index without them; or a P(relevant) threshold the index cannot apply.
         UnknownNameError: An unknown mode, packer or format.
     """
-    limits.check_budget(options.budget, None)
-    limits.check_mmr(options.mmr)
-    if options.k is not None and (isinstance(options.k, bool) or options.k < 1):
-        raise ConfigError(f"k must be a number of chunks >= 1 (or None for auto), got {options.k}")
+    budget = limits.check_budget(options.budget, None)
+    mmr = limits.check_mmr(options.mmr)
+    check_select_k(options.k)
+    if not isinstance(options.promote, bool):
+        raise ConfigError(
+            f"promote must be True or False, got {options.promote!r}: True sends whole "
+            f"sections for their selected children"
+        )
+    if options.mode is not None and not isinstance(options.mode, str):
+        raise UnknownNameError("mode", options.mode, api.names("mode"))
     for kind, name in (("packer", options.packer), ("format", options.format)):
-        if name not in api.names(kind):
+        if not isinstance(name, str) or name not in api.names(kind):
             raise UnknownNameError(kind, name, api.names(kind))
     mode = lookups.resolve_mode(index, options.mode or index.settings.default_mode, options.mmr)
     stop = lookups.check_stop(index, mode, options.stop)
-    return SelectOptions(
-        options.budget, options.mode, stop, options.packer, options.format,
-        options.k, options.mmr, options.promote,
-    )  # fmt: skip
+    if isinstance(stop, float) and options.mmr is not None:
+        raise ConfigError(
+            f"stop={stop:g} keeps chunks while their P(relevant) is at least {stop:g}, and "
+            f"mmr={options.mmr:g} reorders the ranking, which leaves no P(relevant) to read: "
+            f"pass stop auto or none with mmr, or leave mmr out"
+        )
+    return dataclasses.replace(options, budget=budget, stop=stop, mmr=mmr)
 
 
 def select(index: api.Index, query: str, options: SelectOptions) -> Selection:

@@ -8,6 +8,7 @@ checks that in a fresh process.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
 from ctxselect.api import filters as _filters
 from ctxselect.api.filters import Globs, Where
-from ctxselect.api.searching import SearchingReader
+from ctxselect.api.searching import SearchingReader, check_k
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
@@ -45,6 +46,27 @@ from ctxselect.types import (
     IndexInfo,
     Selection,
 )
+
+
+def whole_budget(budget: object) -> int:
+    """Return ``budget`` as an int if it is a whole number (range is the caller's to check).
+
+    Raises:
+        ConfigError: ``budget`` is a str, a float, None or a bool.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral):
+        raise ConfigError(
+            f"budget must be a whole number of tokens, got {budget!r} ({type(budget).__name__}): "
+            f"pass an int such as 2000"
+        )
+    return int(budget)
+
+
+def check_select_k(k: object) -> int | None:
+    """Return ``k`` if it is None (auto) or a whole number >= 1, as ``search`` and ``rank``
+    require, else raise ConfigError."""
+    fix = "pass None (the default) to consider enough ranked chunks to fill the budget"
+    return None if k is None else check_k(k, fix)
 
 
 def open_index(
@@ -103,9 +125,12 @@ class Index(SearchingReader):
 
         Raises:
             ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
-                number on an index (or reordering) without P(relevant); an invalid filter.
+                number on an index (or reordering) without P(relevant); an invalid filter;
+                ``query`` not a string, ``budget`` not a whole number, ``k`` below 1.
         """
         _stop.check_stop(stop)
+        budget = whole_budget(budget)
+        k = check_select_k(k)
         filter = _filters.make_filter(include, exclude, where)
         depth = k or self.depth(budget)
         hits = self._rank(query, depth, mode, mmr=mmr, rerank_model=rerank_model, filter=filter)
@@ -289,6 +314,7 @@ class Index(SearchingReader):
 
     def depth(self, budget: int) -> int:
         """Return how many ranked chunks :meth:`select` considers for ``budget``."""
+        budget = whole_budget(budget)
         self._snapshot()  # reloads the manifest if a newer generation committed
         counts = self.settings.state.counts or self.store.counts()
         chunks, tokens = int(counts.get("chunks", 0)), int(counts.get("tokens", 0))
@@ -352,10 +378,12 @@ def names(kind: str) -> list[str]:
 __all__ = [
     "DEFAULT_STOP",
     "Index",
+    "check_select_k",
     "check_stop",
     "names",
     "open_index",
     "retriever_for",
+    "whole_budget",
 ]
 
 _ = _retrieve  # the import registers every retrieval mode

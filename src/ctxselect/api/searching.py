@@ -8,6 +8,7 @@ builds selection and inspection on top of it.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from collections.abc import Mapping
 
 from ctxselect import embed as _embed
@@ -16,8 +17,52 @@ from ctxselect.api.filtered import FilteredReader
 from ctxselect.api.filters import Globs, Where
 from ctxselect.budget import calibration as _calibration
 from ctxselect.config import DEFAULT_K
+from ctxselect.errors import ConfigError
 from ctxselect.stores import Store
 from ctxselect.types import Explanation, Filter, Hit
+
+
+def check_text(query: object, what: str = "query") -> str:
+    """Return ``query`` if it is a string, else raise (``what`` names it in the message).
+
+    Raises:
+        ConfigError: ``query`` is None, bytes, a list, ...
+    """
+    if not isinstance(query, str):
+        raise ConfigError(
+            f"{what} must be a string, got {type(query).__name__} {query!r:.60}: "
+            f"pass the text to look for"
+        )
+    return query
+
+
+def check_k(k: object, fix: str = "pass how many ranked chunks to return, such as 10") -> int:
+    """Return ``k`` if it is a whole number >= 1, else raise (``fix`` ends the message).
+
+    Raises:
+        ConfigError: ``k`` is below 1, a float, a str, None or a bool.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ConfigError(f"k must be a whole number of chunks >= 1, got {k!r}: {fix}")
+    return int(k)
+
+
+def check_queries(queries: object) -> Mapping[str, str]:
+    """Return ``queries`` if it maps qids to query strings, else raise.
+
+    Raises:
+        ConfigError: A list or a single string instead of ``{qid: text}``, or a query
+            that is not a string.
+    """
+    if not isinstance(queries, Mapping):
+        raise ConfigError(
+            f"queries must map a qid to each query's text, got {type(queries).__name__}: "
+            f"pass {{qid: text}}, e.g. {{str(i): q for i, q in enumerate(texts)}} for a "
+            f"list, or call search for one query"
+        )
+    for qid, query in queries.items():
+        check_text(query, f"query {qid!r}")
+    return queries
 
 
 class SearchingReader(FilteredReader):
@@ -54,6 +99,8 @@ class SearchingReader(FilteredReader):
         return self._search(query, k, mode, _filters.make_filter(include, exclude, where))
 
     def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
+        check_text(query)
+        k = check_k(k)
         retriever = self.retriever(mode)
         calibration = self.calibration(mode)
         # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
@@ -84,7 +131,16 @@ class SearchingReader(FilteredReader):
         exclude: Globs = None,
         where: Where = None,
     ) -> dict[str, list[Hit]]:
-        """Return ``{qid: hits}`` for every query (filtered as :meth:`search` filters)."""
+        """Return ``{qid: hits}`` for every query (filtered as :meth:`search` filters).
+
+        ``queries`` maps each qid to its text; the result has the same keys. A list of
+        texts is refused, so no result is keyed by a position the caller did not choose.
+
+        Raises:
+            ConfigError: ``queries`` is not a mapping of strings, or a filter is invalid.
+        """
+        check_queries(queries)
+        k = check_k(k)
         filter = _filters.make_filter(include, exclude, where)
         retriever = self.retriever(mode)
         if self._lazy:
@@ -93,6 +149,7 @@ class SearchingReader(FilteredReader):
 
     def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
         """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
+        check_text(query)
         retriever = self.retriever(mode)
         if self._lazy:
             return self._pinned(lambda r: r.explain(query, chunk_id), mode)
@@ -106,4 +163,4 @@ class SearchingReader(FilteredReader):
         ]
 
 
-__all__ = ["SearchingReader"]
+__all__ = ["SearchingReader", "check_k", "check_queries", "check_text"]
