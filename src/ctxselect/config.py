@@ -131,13 +131,42 @@ CHUNK_SIZE = Bound(
 )
 MAX_BUDGET = 100_000_000
 """Tokens: fifty times the largest context window offered today."""
+MIN_BUDGET = 100
+"""Tokens: the smallest budget ``select`` takes (CLI, config, MCP, adapters): one framed chunk."""
 BUDGET = Bound("budget", 0, MAX_BUDGET, whole=True, advice="a number of tokens, e.g. 2000")
+"""Budgets of evaluation grids and sweeps, where tiny budgets are part of the curve."""
 OVERLAP = Bound(
     "chunk overlap", 0, MAX_CHUNK_SIZE - 1, whole=True, advice="tokens, smaller than the size"
 )
 K = Bound("k (number of hits)", 1, None, whole=True, advice="e.g. 10")
 RUN_DEPTH = Bound("run depth", 1, None, whole=True, advice="1000 is trec_eval's convention")
 MAX_BYTES = Bound("max bytes", 1, None, whole=True, advice="the size above which files are skipped")
+
+
+def check_budget_range(budget: int, maximum: int | None = None, minimum: int = MIN_BUDGET) -> int:
+    """Return a ``select`` budget if it is from ``minimum`` to :data:`MAX_BUDGET` (and at
+    most a server's ``maximum``): the one check and message of every front end.
+
+    Raises:
+        ConfigError: Below ``minimum``, above :data:`MAX_BUDGET`, or above ``maximum``.
+    """
+    if budget < minimum:
+        raise ConfigError(
+            f"budget {budget} is below the minimum of {minimum} tokens: ask for at least {minimum}"
+        )
+    if budget > MAX_BUDGET:
+        raise ConfigError(
+            f"budget {budget} is above the maximum of {MAX_BUDGET:,} tokens: ask for at most "
+            f"{MAX_BUDGET:,} (fifty times the largest context window offered today)"
+        )
+    if maximum is not None and budget > maximum:
+        raise ConfigError(
+            f"budget {budget} is above the result cap of {maximum} tokens: ask for at most "
+            f"{maximum} (the cap is set where the server is started)"
+        )
+    return budget
+
+
 MAX_SECONDS = 7 * 24 * 3600.0
 """A week: any wait or watch interval beyond it is a mistake, not a setting."""
 WAIT = Bound("wait", 0.0, MAX_SECONDS, advice="seconds to wait for another writer; 0 fails at once")

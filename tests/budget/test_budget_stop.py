@@ -39,6 +39,21 @@ def test_check_stop_refuses_with_the_valid_values(bad):
         check_stop(bad)
 
 
+@pytest.mark.parametrize(
+    ("p", "threshold", "printed"),
+    [
+        (0.0995, 0.1, "P 0.0995 < 0.1000"),
+        (0.0012, 0.003, "P 0.001 < 0.003"),
+        (0.1, 0.3, "P 0.10 < 0.30"),
+    ],
+)
+def test_the_stop_reason_prints_enough_digits_to_stay_true(p, threshold, printed):
+    selection = _select(_hits([9, 8], [0.9, p]), 10_000, threshold)
+    assert selection.stop == f"next chunk below threshold: {printed}"
+    left, right = printed.removeprefix("P ").split(" < ")
+    assert float(left) < float(right)
+
+
 def test_threshold_keeps_chunks_while_p_is_high_enough():
     hits = _hits([9, 8, 7, 6], [0.7, 0.4, 0.1, 0.05])
     selection = _select(hits, 10_000, 0.3)

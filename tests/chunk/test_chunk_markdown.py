@@ -171,3 +171,22 @@ def test_headings_without_title_add_nothing_to_the_path() -> None:
     text = "# A\n\n##\n\nbody\n\n### B\n\n" + "word " * 80
     chunks = chunk(text, size=30, title="")
     assert {c.header for c in chunks} == {"A", "A > B"}
+
+
+def test_front_matter_is_in_no_chunk_and_keeps_the_heading_path():
+    text = (
+        "---\ntitle: Guide\nstatus: draft\n---\n\n"
+        "# Install\n\nInstall text.\n\n## Linux\n\nLinux steps.\n"
+    )
+    chunks = MarkdownChunker(counter=CL100K).chunk(Document("fm.md", text))
+    assert [c.header for c in chunks] == ["Install", "Install > Linux"]
+    assert chunks[0].start == text.index("# Install")
+    assert all(text[c.start : c.end] == c.text and "status" not in c.text for c in chunks)
+    assert headings(text)[0][2:] == (1, "Install")  # not a setext heading "title: Guide ..."
+    assert MarkdownChunker(counter=CL100K).chunk(Document("fm.md", text[:35])) == []
+
+
+def test_a_rule_before_prose_is_not_front_matter():
+    text = "---\nJust a thought, not metadata.\n---\n\nMore prose.\n"
+    chunks = MarkdownChunker(counter=CL100K).chunk(Document("hr.md", text))
+    assert chunks[0].start == 0 and any("Just a thought" in c.text for c in chunks)

@@ -82,6 +82,29 @@ def test_record_missing_text_later_in_file_is_an_input_error(tmp_path: Path) -> 
         load_paths(path)
 
 
+def test_bad_lines_of_a_corpus_met_in_a_folder_are_skipped_and_the_file_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("good emu\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    path = tmp_path / "data" / "export.jsonl"
+    bad = ["{broken", json.dumps({"_id": "b", "title": 5, "text": "x"})]
+    path.write_text(jsonl([CORPUS[1]]) + "\n".join(bad) + "\n" + jsonl([CORPUS[0]]), "utf-8")
+    result = load_paths(tmp_path)
+    assert [d.doc_id for d in result.documents] == ["d1", "d2", "notes.txt"]
+    assert result.documents[1].source == f"{path}:4"  # line numbers stay those of the file
+    [(named, why)] = result.report.unreadable
+    assert named == str(path)
+    assert why.startswith("2 bad lines not indexed (the other records were); first: line 2: ")
+    assert "invalid JSON" in why and "fix or remove that line" in why
+    path.write_text(jsonl([CORPUS[1]]) + bad[1] + "\n", "utf-8")
+    [(_, why)] = load_paths(tmp_path).report.unreadable
+    assert why.startswith("1 bad line not indexed (the other records were): line 2: ")
+    assert '"title" and "text" must be strings, found int' in why
+    with pytest.raises(InputError, match=r"export\.jsonl:2: \"title\" and \"text\" must be"):
+        load_paths(path)  # named explicitly: the hard error stays
+
+
 def test_duplicate_beir_ids_are_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "corpus.jsonl"
     path.write_text(jsonl([CORPUS[1], CORPUS[1]]), encoding="utf-8")

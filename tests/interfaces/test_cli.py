@@ -100,21 +100,36 @@ def test_reindex_unchanged_reports_no_work(index, corpus):
         ),
         (["select", "x", "--budget", "100", "--packer", "nope"], "unknown packer 'nope'"),
         (["select", "x", "--budget", "100", "--format", "nope"], "unknown format 'nope'"),
-        (["explain", "x", "--chunk-id", "nope#0"], "chunk 'nope#0' is not in this index"),
+        (["select", "x", "--budget", "99"], "budget 99 is below the minimum of 100 tokens"),
+        (["search", "x", "-k", "0"], "k (number of hits) must be a whole number >= 1, got 0"),
+        (["select", "x", "--stop", "1.5"], "stop threshold '1.5' is outside [0, 1]"),
+        (["search", "x", "--where", "badformat"], "where condition 'badformat' has no '='"),
     ],
 )
-def test_bad_names_are_one_line_errors_listing_valid_names(index, args, message):
+def test_bad_flag_values_are_usage_errors_listing_what_is_valid(index, args, message):
     result = CliRunner().invoke(cli, [*args, "--index", index])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Usage: ") and f" {args[0]} [OPTIONS]" in result.stderr
+    assert f"Error: Invalid value for '{args[-2]}': {message}" in result.stderr
+
+
+def test_errors_found_by_the_run_are_one_line_with_exit_1(index):
+    args = ["explain", "x", "--chunk-id", "nope#0", "--index", index]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
-    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "chunk 'nope#0' is not in this index" in result.stderr
 
 
 def test_unknown_chunker_and_tokenizer(tmp_path, corpus):
     for flag, value, message in [("--chunker", "nope", "unknown chunker 'nope'"),
                                  ("--tokenizer", "nope", "unknown tokenizer 'nope'")]:  # fmt: skip
-        result = CliRunner().invoke(cli, ["index", str(corpus), "--index",
-                                          str(tmp_path / "x"), flag, value])  # fmt: skip
-        assert result.exit_code == 1 and message in result.stderr
+        for command in (["index", str(corpus), "--index", str(tmp_path / "x")],
+                        ["chunk", str(corpus / "01-intro.md")]):  # fmt: skip
+            result = CliRunner().invoke(cli, [*command, flag, value])
+            assert result.exit_code == 2 and message in result.stderr
+            assert result.stderr.startswith("Usage: ")
+        assert not (tmp_path / "x").exists()  # refused before anything is written
 
 
 def test_missing_index_names_the_command_that_creates_it(tmp_path):

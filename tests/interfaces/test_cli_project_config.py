@@ -182,6 +182,12 @@ def test_help_shows_the_file_values_as_defaults(project: Path) -> None:
     [
         ("budjet = 300\n", "unknown key 'budjet': did you mean 'budget'? valid keys are index,"),
         ("budget = 50\n", "key 'budget': budget 50 is below the minimum of 100 tokens"),
+        ("budget = 5\n", "key 'budget': budget 5 is below the minimum of 100 tokens"),
+        (
+            "budget = 100000001\n",
+            "key 'budget': budget 100000001 is above the maximum of 100,000,000 tokens",
+        ),
+        ('budget = "800"\n', "key 'budget': budget must be a whole number of tokens, got '800'"),
         ('format = "html"\n', "key 'format': format must be one of "),
         ("k = -1\n", "key 'k': k (number of hits) must be a whole number >= 1"),
         ("size = [1]\n", "key 'size': chunk size must be a whole number"),
@@ -194,6 +200,22 @@ def test_a_bad_file_is_one_line_naming_the_file_and_key(
     config.write_text(text)
     message = error("search", "budget")
     assert message.startswith(f"error: {config}: {expected}"), message
+
+
+def test_the_budget_flag_and_the_file_share_one_range_and_message(project: Path) -> None:
+    from ctxselect.config import MAX_BUDGET, MIN_BUDGET
+
+    for budget, why in [(MAX_BUDGET + 1, "above the maximum of 100,000,000 tokens"),
+                        (100_000_000_000, "above the maximum of 100,000,000 tokens"),
+                        (MIN_BUDGET - 1, "below the minimum of 100 tokens")]:  # fmt: skip
+        flag = invoke("select", "budget", "--budget", str(budget))
+        assert flag.exit_code == 2, flag.output
+        assert f"Invalid value for '--budget': budget {budget} is {why}" in flag.stderr
+        (project / "ctxselect.toml").write_text(f"budget = {budget}\n")
+        assert f"key 'budget': budget {budget} is {why}" in error("select", "budget")
+        (project / "ctxselect.toml").unlink()
+    (project / "ctxselect.toml").write_text(f"budget = {MAX_BUDGET}\n")  # the top is allowed
+    assert "[default: 100000000]" in ok("select", "budget", "--help").stdout
 
 
 def test_a_bad_pyproject_table_is_named(project: Path) -> None:

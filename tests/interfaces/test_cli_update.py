@@ -48,6 +48,52 @@ def test_add_remove_compact_verify_info(tmp_path):
     assert data["schema_version"] == SCHEMA_VERSION == 4
 
 
+def test_the_summary_says_up_to_date_only_when_nothing_waits_for_compaction(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(30):  # one edit is far below the compaction threshold
+        (root / f"d{i:02}.md").write_text(f"# D{i}\n\ntopic {i} text", encoding="utf-8")
+    ix = str(tmp_path / "ix")
+    first = run("index", str(root), "--index", ix).output
+    assert "status: up to date (compacted)" in first
+    (root / "d05.md").write_text("# D5\n\nedited text", encoding="utf-8")
+    edited = run("index", str(root), "--index", ix).output
+    assert "1 updated" in edited and "up to date" not in edited
+    assert "status: changes kept in 1 delta segment(s), pending compaction" in edited
+    run("compact", "--index", ix)
+    removed = run("remove", "d07.md", "--index", ix).output
+    assert "1 removed" in removed and "up to date" not in removed
+    assert "status: removed chunks stay as deleted rows, pending compaction" in removed
+    info = json.loads(run("info", "--index", ix, "--json").output)
+    assert info["deleted_rows"] == 1 and info["delta_segments"] == 0
+
+
+def test_add_refuses_a_file_the_next_re_scan_would_drop(tmp_path):
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / ".gitignore").write_text("# build output\n*.txt\n", encoding="utf-8")
+    (root / "a.md").write_text("# A\n\nalpha apples", encoding="utf-8")
+    ix = str(tmp_path / "ix")
+    assert run("index", str(root), "--index", ix).exit_code == 0
+    (root / "notes.txt").write_text("ignored emu", encoding="utf-8")
+    (root / ".hidden.md").write_text("hidden emu", encoding="utf-8")
+    (root / "sub" / "b.md").write_text("# B\n\nbeta", encoding="utf-8")
+    (root / "sub" / "c.txt").write_text("ignored too", encoding="utf-8")
+    cases = {
+        "notes.txt": f"the pattern '*.txt' in {root / '.gitignore'} line 2 ignores it; remove",
+        ".hidden.md": "the name '.hidden.md' is hidden (it starts with a dot); rename it",
+        "sub": f"cannot add {root / 'sub' / 'c.txt'}: the next re-scan",
+    }
+    for name, why in cases.items():
+        result = CliRunner().invoke(cli, ["add", str(root / name), "--index", ix])
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
+        assert "would leave it out and remove it again, so nothing was added" in result.stderr
+        assert why in result.stderr
+    assert json.loads(run("info", "--index", ix, "--json").output)["documents"] == 1
+    (root / "sub" / "c.txt").unlink()
+    assert json.loads(run("add", str(root / "sub"), "--index", ix, "--json").output)["added"] == 1
+
+
 def test_verify_exits_1_with_the_reason_when_damaged(tmp_path):
     ix = tmp_path / "ix"
     cs.add_documents([cs.Document("a", "alpha", content_hash="a")], ix)

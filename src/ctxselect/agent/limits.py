@@ -12,13 +12,14 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
-from ctxselect.config import DEFAULT_K
+from ctxselect.api.read import whole_budget
+from ctxselect.api.searching import check_text
+from ctxselect.config import DEFAULT_K, check_budget_range
+from ctxselect.config import MIN_BUDGET as MIN_BUDGET
 from ctxselect.errors import ConfigError, UnknownNameError
 
 DEFAULT_BUDGET = 2000
 """Tokens of context when a caller names no budget: CLI and MCP ``select``."""
-MIN_BUDGET = 100
-"""The smallest budget either front end accepts (below it hardly a chunk fits, framed)."""
 DEFAULT_SEARCH_K = DEFAULT_K
 """Hits when a caller names no k: CLI ``search`` and MCP ``search``."""
 MAX_K = 50
@@ -45,6 +46,7 @@ def check_query(query: str, limit: int = MAX_QUERY_CHARS, *, what: str = "query"
 
     ``what`` names the argument in the message (``query``, ``input``).
     """
+    check_text(query, what)
     if not query.strip():
         raise ConfigError(f"{what} is empty: pass the text to look for")
     if len(query) > limit:
@@ -56,17 +58,12 @@ def check_query(query: str, limit: int = MAX_QUERY_CHARS, *, what: str = "query"
 
 
 def check_budget(budget: int, maximum: int | None, minimum: int = MIN_BUDGET) -> int:
-    """Return ``budget`` if ``minimum <= budget <= maximum``, else raise ConfigError."""
-    if budget < minimum:
-        raise ConfigError(
-            f"budget {budget} is below the minimum of {minimum} tokens: ask for at least {minimum}"
-        )
-    if maximum is not None and budget > maximum:
-        raise ConfigError(
-            f"budget {budget} is above the result cap of {maximum} tokens: ask for at most "
-            f"{maximum} (the cap is set where the server is started)"
-        )
-    return budget
+    """Return ``budget`` if it is a whole number, ``minimum <= budget <= maximum``, else raise.
+
+    Raises:
+        ConfigError: Not an int (``"800"``, ``800.0``, None, a bool), or out of range.
+    """
+    return check_budget_range(whole_budget(budget), maximum, minimum)  # config: one range
 
 
 def check_k(k: int, maximum: int = MAX_K) -> int:

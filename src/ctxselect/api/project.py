@@ -118,6 +118,14 @@ def _embed_long(value: object) -> object:
     return check_embed_long(value)  # TOML has no null: None never reaches it
 
 
+def _budget(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(
+            f"budget must be a whole number of tokens, got {value!r}: write a number such as 2000"
+        )
+    return config.check_budget_range(value)  # select's range and message, as --budget
+
+
 def _stop(value: object) -> object:
     from ctxselect.api.read import check_stop
 
@@ -140,7 +148,7 @@ _SETTINGS = (
     Setting("max_bytes", _bounded(config.MAX_BYTES)),
     Setting("mode", _named("mode"), config.DEFAULT_MODE),
     Setting("k", _bounded(config.K), config.DEFAULT_K),
-    Setting("budget", _bounded(config.BUDGET)),
+    Setting("budget", _budget),
     Setting("packer", _named("packer"), config.DEFAULT_PACKER),
     Setting("format", _named("format"), config.DEFAULT_FORMAT),
     Setting("stop", _stop),

@@ -152,11 +152,11 @@ def _threshold_cut(
         i = next((j for j, p in enumerate(ps) if p < threshold), len(ps))
     if i == len(hits):
         return Cut(hits, (), "", threshold, "")
-    why = f"P {ps[i]:.2f} < {threshold:.2f}"
+    why = "P {} < {}".format(*_below(ps[i], threshold))
     if diminishing:
         size = hits[i].n_tokens / mean_tokens if mean_tokens else 1.0
         above = sum(ps[:i])
-        why = f"P {ps[i]:.2f} < {auto_bar(threshold, size, above):.2f}"
+        why = "P {} < {}".format(*_below(ps[i], auto_bar(threshold, size, above)))
         if above > 0 or size != 1.0:
             why += f" = {threshold:.2f}"
             if size != 1.0:
@@ -170,6 +170,15 @@ def _threshold_cut(
         threshold,
         f"below threshold: {why}",
     )
+
+
+def _below(p: float, bar: float) -> tuple[str, str]:
+    """Format ``p < bar`` with two decimals, more when needed for the printed numbers to
+    still read ``p < bar`` (P 0.0995 against 0.1 is ``0.0995 < 0.1000``, not ``0.10 < 0.10``)."""
+    digits = 2
+    while digits < 17 and not float(f"{p:.{digits}f}") < float(f"{bar:.{digits}f}"):
+        digits += 1
+    return f"{p:.{digits}f}", f"{bar:.{digits}f}"
 
 
 def _gap_cut(hits: tuple[Hit, ...]) -> Cut:

@@ -42,9 +42,10 @@ class AutoChunker(SizedChunker):
 
     @property
     def layout(self) -> str:  # type: ignore[override]
-        """``2``: RST by sections and PDF by pages (before: RST as text); ``+code``: source
-        files by definitions, which depends on the ``code`` extra being installed."""
-        return "2+code" if self.code is not None else "2"
+        """``2``: RST by sections and PDF by pages (before: RST as text); ``3``: Markdown
+        front matter in no chunk; ``+code``: source files by definitions, which depends on
+        the ``code`` extra being installed."""
+        return "3+code" if self.code is not None else "3"
 
     def chunker_for(self, doc: Document) -> Chunker:
         """Return the chunker ``doc`` is cut with."""

@@ -2,7 +2,10 @@
 
 Headings come from markdown-it-py's block tokens, whose line maps point back into the
 source, so ``#`` lines inside fenced code never start a section. A section too large for
-``size`` is cut by the recursive splitter; small sibling sections are merged.
+``size`` is cut by the recursive splitter; small sibling sections are merged. Front matter
+(a ``---`` first line, YAML-like lines, a closing ``---`` or ``...``) is metadata, not
+content: it is in no chunk (chunks start after it, offsets unchanged), and the parser
+never reads it as a thematic break and a setext heading.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from ctxselect.types import Chunk, Document
 # The line breaks markdown-it normalises to "\n", so its line numbers match ours.
 NEWLINE = re.compile(r"\r\n?|\n")
 PATH_SEPARATOR = " > "
+MAX_FRONT_MATTER_LINES = 200  # as ingest's front matter reader
+# blank, indented (nested values), a comment, a list item, or "key:"
+_YAML_LINE = re.compile(r"^(\s*|\s.*|#.*|- .*|[A-Za-z_][\w.-]*\s*:.*)$")
 
 
 @dataclass(slots=True, eq=False)
@@ -56,6 +62,25 @@ class Section:
             yield from child.walk()
 
 
+def front_matter_end(text: str) -> int:
+    """Return the offset just after a front matter block's closing line (0: none).
+
+    Only a block of YAML-like lines counts, so a document that opens with a thematic
+    break (``---``) followed by prose loses nothing.
+    """
+    lines = text.split("\n", MAX_FRONT_MATTER_LINES + 2)
+    if len(lines) < 3 or lines[0].rstrip() != "---":
+        return 0
+    offset = len(lines[0]) + 1
+    for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]:
+        offset += len(line) + 1
+        if line.rstrip() in ("---", "..."):
+            return min(offset, len(text))
+        if not _YAML_LINE.match(line.rstrip("\r")):
+            return 0
+    return 0
+
+
 @functools.cache
 def _parser() -> Any:
     from markdown_it import MarkdownIt  # imported on first use to keep startup light
@@ -71,7 +96,8 @@ def headings(text: str) -> list[tuple[int, int, int, str]]:
     line_starts = [0]
     line_starts.extend(m.end() for m in NEWLINE.finditer(text))
     line_starts.append(len(text))
-    tokens = _parser().parse(text)
+    skip = front_matter_end(text)  # blanked, so its lines keep their numbers
+    tokens = _parser().parse(re.sub(r"[^\n]", " ", text[:skip]) + text[skip:])
     found = []
     for i, token in enumerate(tokens):
         # level 0: headings nested in lists or quotes do not open document sections.
@@ -83,12 +109,15 @@ def headings(text: str) -> list[tuple[int, int, int, str]]:
     return found
 
 
-def section_tree(text: str, found: Sequence[tuple[int, int, int, str]] | None = None) -> Section:
+def section_tree(
+    text: str, found: Sequence[tuple[int, int, int, str]] | None = None, *, body: int = 0
+) -> Section:
     """Return the root section of ``text`` with every heading section beneath it.
 
     ``found`` gives the headings as :func:`headings` does (other markups pass their own).
+    ``body`` is where the root's text starts (after front matter); the root spans it all.
     """
-    root = Section(level=0, path=(), start=0, body=0, end=len(text))
+    root = Section(level=0, path=(), start=0, body=body, end=len(text))
     stack = [root]
     for start, body, level, title in headings(text) if found is None else found:
         while stack[-1].level >= level:
@@ -154,6 +183,7 @@ class MarkdownChunker(SizedChunker):
     """
 
     name = "markdown"
+    layout = "front-matter"  # front matter is in no chunk (before: a chunk of its own)
 
     def __init__(
         self,
@@ -176,10 +206,11 @@ class MarkdownChunker(SizedChunker):
 
     def _tree(self, text: str) -> Section:
         """Return the section tree of ``text`` (a chunker for another markup overrides it)."""
-        return section_tree(text)
+        return section_tree(text, body=front_matter_end(text))
 
     def _units(self, text: str) -> list[_Unit]:
-        spans = [(*trim(text, s.start, s.own_end), s) for s in self._tree(text).walk()]
+        own = [(s.body if s.parent is None else s.start, s) for s in self._tree(text).walk()]
+        spans = [(*trim(text, start, s.own_end), s) for start, s in own]
         spans = [(a, b, s) for a, b, s in spans if a < b]
         counts = count_many(self.counter, [text[a:b] for a, b, _ in spans])
         return [

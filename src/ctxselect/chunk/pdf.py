@@ -61,6 +61,7 @@ class PdfChunker(MarkdownChunker):
     """
 
     name = "pdf"
+    layout = ""  # unchanged: front matter is Markdown's
 
     def _tree(self, text: str) -> Section:
         pages = [(start, start, 1, "") for start in page_starts(text)]

@@ -158,6 +158,7 @@ class RstChunker(MarkdownChunker):
     """
 
     name = "rst"
+    layout = ""  # unchanged: front matter is Markdown's
 
     def _tree(self, text: str) -> Section:
         return section_tree(text, headings(text))

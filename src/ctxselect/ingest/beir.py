@@ -1,7 +1,10 @@
 """BEIR corpus files: one JSON object per line with ``_id``, ``title`` and ``text``.
 
 Layout as in Thakur et al. 2021 (BEIR). The first non-empty line decides whether a
-``.jsonl`` file is a BEIR corpus; any other ``.jsonl`` layout is an input error. A record
+``.jsonl`` file is a BEIR corpus. A bad line (not JSON, not a BEIR record, a field of the
+wrong type) is an input error in a file the user named (``strict``); in a file met while
+walking a folder it is skipped and the file is named as unreadable with the first bad
+line, so one damaged export does not stop the index of a whole tree. A record
 with a title and no text becomes a document whose text is the title (and whose title is
 empty): chunks hold document text only, so otherwise it could never be retrieved.
 """
@@ -23,7 +26,12 @@ _PROGRESS_STEP = 1 << 20
 
 
 def load_beir(
-    path: str, *, max_bytes: int, tally: Tally, advance: Callable[[int], object] | None = None
+    path: str,
+    *,
+    max_bytes: int,
+    tally: Tally,
+    advance: Callable[[int], object] | None = None,
+    strict: bool = True,
 ) -> list[Document]:
     """Read every record of a BEIR ``corpus.jsonl`` as a Document of kind ``beir``.
 
@@ -34,15 +42,18 @@ def load_beir(
         max_bytes: Records longer than this many bytes are skipped and counted.
         tally: Counters for skipped records and replaced invalid UTF-8.
         advance: Called with byte counts as the file is read (progress bars).
+        strict: Raise on the first bad line (a file the user named); otherwise skip bad
+            lines and add ``(path, reason)`` to ``tally.unreadable`` (a walked file).
 
     Returns:
         The documents in file order.
 
     Raises:
-        InputError: The file is not in BEIR layout, or a line is not valid JSON.
+        InputError: With ``strict``: a line is not a valid BEIR corpus record.
         OSError: The file cannot be opened or read.
     """
     docs: list[Document] = []
+    bad: list[str] = []
     pending = 0
     with open(path, "rb") as handle:
         for lineno, raw in enumerate(handle, 1):
@@ -56,13 +67,27 @@ def load_beir(
             line, replaced = decode(raw)
             if not line.strip():
                 continue
-            record = _parse(line, path, lineno)
-            doc = _document(record, path, lineno, tally, replaced)
+            try:
+                doc = _document(_parse(line, path, lineno), path, lineno, tally, replaced)
+            except InputError as exc:
+                if strict:
+                    raise
+                bad.append(str(exc).removeprefix(f"{path}:"))
+                continue
             if doc is not None:
                 docs.append(doc)
     if advance is not None and pending:
         advance(pending)
+    if bad:
+        tally.unreadable.append((path, _bad_lines_reason(bad)))
     return docs
+
+
+def _bad_lines_reason(bad: list[str]) -> str:
+    """Why a walked corpus file is named: how many lines were left out, and the first one."""
+    if len(bad) == 1:
+        return f"1 bad line not indexed (the other records were): line {bad[0]}"
+    return f"{len(bad):,} bad lines not indexed (the other records were); first: line {bad[0]}"
 
 
 def looks_like_beir(path: str) -> bool:
@@ -100,9 +125,16 @@ def _document(
 ) -> Document | None:
     doc_id, title, text = record["_id"], record.get("title") or "", record["text"]
     if isinstance(doc_id, bool) or not isinstance(doc_id, str | int):
-        raise InputError(f'{path}:{lineno}: "_id" must be a string or integer, got {doc_id!r}')
+        raise InputError(
+            f'{path}:{lineno}: "_id" must be a string or integer, got {doc_id!r}: a document '
+            f"id is text; fix or remove that line"
+        )
     if not isinstance(title, str) or not isinstance(text, str | None):
-        raise InputError(f'{path}:{lineno}: "title" and "text" must be strings')
+        found = type(title if not isinstance(title, str) else text).__name__
+        raise InputError(
+            f'{path}:{lineno}: "title" and "text" must be strings, found {found}: they are '
+            f"the text that is indexed; quote the value, or fix or remove that line"
+        )
     title, fixed_title = repair_surrogates(normalize(title))
     text, fixed_text = repair_surrogates(normalize(text or ""))
     if not title.strip() and not text.strip():

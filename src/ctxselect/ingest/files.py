@@ -24,6 +24,7 @@ from ctxselect.ingest.fields import Fields, code_fields, front_matter
 from ctxselect.ingest.kinds import SNIFF
 from ctxselect.ingest.pdf import pdf_to_text
 from ctxselect.ingest.report import IngestReport, IngestResult, Tally
+from ctxselect.ingest.rescan import Listings, left_out
 from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
 from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error, printable, valid_name
 from ctxselect.types import Document
@@ -169,7 +170,13 @@ def _load_all(
             try:
                 if cand.kind == "beir":
                     docs.extend(
-                        load_beir(cand.path, max_bytes=max_bytes, tally=tally, advance=advance)
+                        load_beir(
+                            cand.path,
+                            max_bytes=max_bytes,
+                            tally=tally,
+                            advance=advance,
+                            strict=cand.explicit,
+                        )
                     )
                     continue
                 doc = _load_file(cand, max_bytes, tally)
@@ -252,6 +259,30 @@ def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:
     )
 
 
+def refuse_left_out(documents: Sequence[Document], roots: Sequence[str]) -> None:
+    """Refuse documents whose file a re-scan of the folder ``roots`` would not load.
+
+    ``add`` loads the files it is given, hidden or ignored ones included; the next
+    ``index`` re-scan walks the roots with the ignore rules and would remove them again.
+
+    Raises:
+        InputError: Naming the first such file, the rule that leaves it out, and the fix.
+    """
+    seen: set[str] = set()
+    listings: Listings = {}
+    for doc in documents:
+        path = doc.source.rsplit(":", 1)[0] if doc.kind == "beir" else doc.source
+        if path in seen:
+            continue
+        seen.add(path)
+        why = left_out(path, roots, listings)
+        if why:
+            raise InputError(
+                f"cannot add {path}: the next re-scan of the index's roots would leave it out "
+                f"and remove it again, so nothing was added: {why}"
+            )
+
+
 def _check_unique(docs: list[Document]) -> None:
     """Raise InputError naming both sources if two documents share a doc_id (docs sorted)."""
     for prev, doc in itertools.pairwise(docs):
@@ -262,4 +293,4 @@ def _check_unique(docs: list[Document]) -> None:
             )
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "load_paths"]
+__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "load_paths", "refuse_left_out"]

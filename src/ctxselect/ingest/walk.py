@@ -47,12 +47,15 @@ class Candidate:
         doc_id: ``/``-separated id relative to the common base folder.
         kind: Loader kind from :func:`ctxselect.ingest.kinds.kind_of`.
         size: Size in bytes when scanned.
+        explicit: The user named this file (not found by walking a folder): a bad line
+            of a BEIR corpus is then an error rather than a skipped line.
     """
 
     path: str
     doc_id: str
     kind: str
     size: int
+    explicit: bool = False
 
 
 def list_dir(path: str) -> list[os.DirEntry[str]]:
@@ -127,7 +130,8 @@ class Scanner:
 
         A ``.jsonl`` file met while walking a folder is loaded only when it looks like a
         BEIR corpus (other JSONL, such as a query file beside the documents, is counted
-        as unsupported); one given explicitly must be a BEIR corpus or loading fails.
+        as unsupported), and a bad line in it is skipped and reported; one given
+        explicitly must be a BEIR corpus, every line of it, or loading fails.
         """
         kind = kind_of(os.path.basename(path))
         if kind == "beir" and not explicit and not looks_like_beir(path):
@@ -138,7 +142,7 @@ class Scanner:
         elif kind != "beir" and size > self.max_bytes:  # BEIR: the limit is per record
             self.tally.skip_too_large(path, size, self.max_bytes)
         else:
-            self.candidates.append(Candidate(path, doc_id, kind, size))
+            self.candidates.append(Candidate(path, doc_id, kind, size, explicit))
 
     def scan_dir(self, root: str, id_prefix: str) -> None:
         """Walk folder ``root``; ids are ``id_prefix`` plus the path below ``root``.
@@ -227,7 +231,7 @@ class Scanner:
             return None
         if is_dir:
             key = (st.st_dev, st.st_ino)
-            if _is_junk_dir(entry) or key in self._visited:
+            if is_junk_dir(entry.name, entry.path) or key in self._visited:
                 self.tally.ignored += 1
                 return None
             if link and inside(os.path.realpath(entry.path), self._real_roots):
@@ -254,17 +258,31 @@ class Scanner:
 
 
 def _gitignored(rules: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
-    """Decide like git: the deepest .gitignore with a matching pattern wins."""
+    return gitignore_hit(rules, rel, is_dir) is not None
+
+
+def gitignore_hit(
+    rules: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool
+) -> tuple[str, str] | None:
+    """Decide like git: the deepest .gitignore with a matching pattern wins.
+
+    Returns:
+        When that ignores ``rel``: the .gitignore's folder (``rel`` style) and the pattern.
+    """
     probe = rel + "/" if is_dir else rel
     for prefix, spec in reversed(rules):
-        decision = spec.check_file(probe[len(prefix) :]).include
-        if decision is not None:
-            return decision
-    return False
+        result = spec.check_file(probe[len(prefix) :])
+        if result.include is None:
+            continue
+        if not result.include or result.index is None:
+            return None
+        pattern = getattr(spec.patterns[result.index], "pattern", "")
+        return prefix, str(pattern)
+    return None
 
 
-def _is_junk_dir(entry: os.DirEntry[str]) -> bool:
-    name = entry.name
+def is_junk_dir(name: str, path: str) -> bool:
+    """Tell whether folder ``path`` named ``name`` is a cache, dependency or virtualenv."""
     if name in JUNK_DIRS or name.endswith(".egg-info"):
         return True
-    return os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))  # a virtualenv
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))  # a virtualenv

@@ -11,8 +11,15 @@ from ctxselect._require import require
 from ctxselect.agent import examples
 from ctxselect.config import DEFAULT_TOKENIZER, PORT
 from ctxselect.interfaces.cli import render
-from ctxselect.interfaces.cli.group import choices, cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import (
+    choices,
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+)
 from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.options import name_option
 
 
 @cli.command("mcp")
@@ -105,12 +112,7 @@ def mcp_cmd(
     show_default=True,
     help="1 = relevance only, 0 = diversity only.",
 )
-@click.option(
-    "--tokenizer",
-    default=DEFAULT_TOKENIZER,
-    show_default=True,
-    help=f"Counts the budget: {choices('tokenizer')}.",
-)
+@name_option("tokenizer", DEFAULT_TOKENIZER, f"Counts the budget: {choices('tokenizer')}.")
 @json_option
 def examples_cmd(
     library: str,

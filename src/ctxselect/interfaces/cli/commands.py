@@ -35,6 +35,7 @@ from ctxselect.interfaces.cli.options import (
     chunk_options,
     chunk_spec,
     mmr_option,
+    name_option,
     rerank_option,
 )
 from ctxselect.interfaces.cli.project import render_sources, setting_sources
@@ -87,12 +88,11 @@ def search(
     default=DEFAULT_BUDGET,
     show_default=True,
     callback=check_budget,
-    help=f"Token budget, framing included (at least {MIN_BUDGET}, as in MCP select).",
+    help=f"Token budget, framing included ({MIN_BUDGET} to {config.MAX_BUDGET:,}, as in MCP "
+    "select).",
 )
-@click.option("--packer", default=DEFAULT_PACKER, show_default=True, help=choices("packer") + ".")
-@click.option(
-    "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
-)
+@name_option("packer", DEFAULT_PACKER, choices("packer") + ".")
+@name_option("format", DEFAULT_FORMAT, choices("format") + ".")
 @click.option("-k", "k", type=number(config.K), default=None, help="Ranked chunks to consider.")
 @mode_option
 @mmr_option

@@ -17,8 +17,14 @@ HEADER = """# CLI reference
 Generated from `--help` by `python -m ctxselect.interfaces.cli.docgen > docs/cli.md`;
 do not edit by hand. Every command takes `--json` (the API's return value as JSON on
 stdout) and `--index DIR` where it reads an index (environment variable
-`CTXSELECT_INDEX`). Errors are one line on stderr with exit code 1; `ctxselect --debug
-COMMAND ...` shows the traceback.
+`CTXSELECT_INDEX`). A bad flag or value the command line checks by itself is a usage
+error: click's usage line and the error on stderr, exit code 2. That covers an unknown
+command or option, a number out of its range (`--budget 99`, `-k 0`, `--workers 0`), a
+malformed `--stop`, `--where`, `--include` or `--exclude`, and an unknown name for `--mode`,
+`--chunker`, `--tokenizer`, `--packer` or `--format` (the error lists the valid names). Every
+other error (no index, an unreadable file, a value only the run can judge, such as a `sweep`
+grid) is one line on stderr starting with `error:`, exit code 1; `ctxselect --debug
+COMMAND ...` shows its traceback.
 """
 
 

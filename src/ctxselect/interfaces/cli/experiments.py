@@ -22,6 +22,7 @@ from ctxselect.interfaces.cli.group import (
     filter_options,
     json_option,
     progress_enabled,
+    registered,
 )
 from ctxselect.interfaces.cli.numbers import number, number_list
 from ctxselect.interfaces.cli.options import (
@@ -33,6 +34,7 @@ from ctxselect.interfaces.cli.options import (
     chunk_spec,
     embedder_choices,
     in_memory_embedder_help,
+    name_option,
 )
 
 
@@ -47,6 +49,7 @@ from ctxselect.interfaces.cli.options import (
     "--mode",
     default=DEFAULT_MODE,
     show_default=True,
+    callback=registered("mode"),
     help=choices("mode") + " (dense and hybrid need --embedder).",
 )
 @click.option(
@@ -59,15 +62,8 @@ from ctxselect.interfaces.cli.options import (
     "--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 500,1000,2000."
 )
 @click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
-@click.option(
-    "--packer",
-    default=DEFAULT_PACKER,
-    show_default=True,
-    help=choices("packer") + " (budgets).",
-)
-@click.option(
-    "--format", "fmt", default=DEFAULT_FORMAT, show_default=True, help=choices("format") + "."
-)
+@name_option("packer", DEFAULT_PACKER, choices("packer") + " (budgets).")
+@name_option("format", DEFAULT_FORMAT, choices("format") + ".")
 @click.option("--index", default=None, metavar="DIR", help="Index folder to build or reuse.")
 @click.option(
     "--embedder",
@@ -189,17 +185,11 @@ def eval_cmd(
     "--mode",
     default=evaluate.LAB_MODE,
     show_default=True,
+    callback=registered("mode"),
     help=choices("mode") + " (dense and hybrid need --embedder).",
 )
-@click.option(
-    "--packer", default=evaluate.LAB_PACKER, show_default=True, help=choices("packer") + "."
-)
-@click.option(
-    "--tokenizer",
-    default=evaluate.LAB_TOKENIZER,
-    show_default=True,
-    help=choices("tokenizer") + ".",
-)
+@name_option("packer", evaluate.LAB_PACKER, choices("packer") + ".")
+@name_option("tokenizer", evaluate.LAB_TOKENIZER, choices("tokenizer") + ".")
 @click.option(
     "--embedder",
     default=None,

@@ -77,11 +77,31 @@ def choices(kind: str) -> str:
     return ", ".join(names(kind))
 
 
+def registered(kind: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback refusing a name the ``kind`` registry lacks as a usage error.
+
+    A bad flag value exits 2 with the usage line, like a bad number; the message is the
+    registry's own (it lists the valid names).
+    """
+
+    def check(_ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        from ctxselect.api.read import names
+        from ctxselect.errors import UnknownNameError
+
+        valid = names(kind)
+        if value is not None and value not in valid:
+            raise click.BadParameter(str(UnknownNameError(kind, value, valid)), param=param)
+        return value
+
+    return check
+
+
 def mode_option(func: F) -> F:
     """Add ``--mode`` (retrieval mode; default: the index's)."""
     return click.option(
         "--mode",
         default=None,
+        callback=registered("mode"),
         help=f"Retrieval mode: {choices('mode')} (default: the index's, bm25 unless `tune` "
         "made it hybrid; dense and hybrid need an index built with --embedder).",
     )(func)
@@ -188,5 +208,6 @@ __all__ = [
     "json_option",
     "mode_option",
     "progress_enabled",
+    "registered",
     "to_jsonable",
 ]

@@ -6,11 +6,13 @@ one help text and one check wherever it appears.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from ctxselect import api, config
 from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_TOKENIZER, ChunkSpec
-from ctxselect.interfaces.cli.group import F, choices
+from ctxselect.interfaces.cli.group import F, choices, registered
 from ctxselect.interfaces.cli.numbers import number, number_list
 
 DENSE_EXTRA = "pip install 'ctxselect[dense]'"
@@ -19,6 +21,21 @@ DENSE_EXTRA = "pip install 'ctxselect[dense]'"
 def embedder_choices() -> str:
     """Registered embedder names plus ``none``, for help texts."""
     return ", ".join([*api.names("embedder"), "none"])
+
+
+def name_option(kind: str, default: str | None, help: str, flag: str = "") -> Callable[[F], F]:
+    """Add ``--KIND NAME`` taking a name of the ``kind`` registry (``--format`` is ``fmt``).
+
+    An unknown name is a usage error (exit 2) listing the valid names.
+    """
+    names = (flag or f"--{kind}", *(("fmt",) if kind == "format" else ()))
+    return click.option(
+        *names,
+        default=default,
+        show_default=default is not None,
+        callback=registered(kind),
+        help=help,
+    )
 
 
 def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -> str | float:
@@ -71,7 +88,10 @@ def rerank_option(func: F) -> F:
 def chunk_options(func: F) -> F:
     """Add the chunking flags shared by ``index``, ``chunk`` and ``eval``."""
     func = click.option(
-        "--chunker", default=None, help=f"{choices('chunker')} (default {DEFAULT_CHUNKER})."
+        "--chunker",
+        default=None,
+        callback=registered("chunker"),
+        help=f"{choices('chunker')} (default {DEFAULT_CHUNKER}).",
     )(func)
     func = click.option(
         "--size",
@@ -83,7 +103,10 @@ def chunk_options(func: F) -> F:
         "--overlap", type=number(config.OVERLAP), default=None, help="Overlap in tokens."
     )(func)
     return click.option(
-        "--tokenizer", default=None, help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER})."
+        "--tokenizer",
+        default=None,
+        callback=registered("tokenizer"),
+        help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER}).",
     )(func)
 
 

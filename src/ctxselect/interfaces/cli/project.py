@@ -19,7 +19,6 @@ from click.core import ParameterSource
 
 from ctxselect.api.project import SETTINGS, ProjectConfig, SettingSource, load_project_config
 from ctxselect.config import INDEX_ENV
-from ctxselect.errors import ConfigError
 from ctxselect.manifest import Manifest
 
 APPLIES: Mapping[str, tuple[str, ...]] = {
@@ -85,14 +84,7 @@ def apply_project_config(ctx: click.Context, path: str | None) -> ProjectConfig:
     Raises:
         ConfigError: The file is not valid (the message names the file and the key).
     """
-    from ctxselect.agent import check_budget  # the bound the CLI's --budget applies too
-
-    project = load_project_config(path)
-    if "budget" in project.settings:
-        try:
-            check_budget(project.settings["budget"], None)
-        except ConfigError as exc:
-            raise ConfigError(f"{project.path}: key 'budget': {exc}") from None
+    project = load_project_config(path)  # its budget check is the one --budget applies
     if isinstance(ctx.command, click.Group) and project.settings:
         ctx.default_map = {**(ctx.default_map or {}), **default_map(ctx.command, project)}
         ctx.show_default = True  # subcommands' --help then shows the file's values

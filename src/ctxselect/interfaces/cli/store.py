@@ -41,16 +41,26 @@ def follow_symlinks_option(func: F) -> F:
 
 
 def report_extra(report: IndexReport) -> str:
-    """Lines about renames and the compaction state that complete the index summary."""
+    """Lines about renames and the compaction state that complete the index summary.
+
+    "Up to date" only when the index is compacted after this run (a full rebuild or a
+    compaction): a write that changed something otherwise leaves its rows in a delta
+    segment, or (removals only) deleted rows that the next compaction drops.
+    """
     lines = []
     if report.renamed:
         lines.append(f"renamed: {report.renamed} (same content, new path: chunks re-keyed)")
-    if report.rebuilt or report.compacted:
+    if report.compacted:
         lines.append("status: up to date (compacted)")
     elif report.delta_segments:
         lines.append(
             f"status: changes kept in {report.delta_segments} delta segment(s), pending "
             "compaction (automatic past the threshold, or `ctxselect compact`)"
+        )
+    elif report.rebuilt:
+        lines.append(
+            "status: removed chunks stay as deleted rows, pending compaction (automatic "
+            "past the threshold, or `ctxselect compact`)"
         )
     return "\n".join(lines)
 

@@ -8,9 +8,20 @@ from ctxselect import config
 from ctxselect.api import evaluate
 from ctxselect.api import sweep as sweeps
 from ctxselect.interfaces.cli import render_measure
-from ctxselect.interfaces.cli.group import choices, cli, emit_json, json_option, progress_enabled
+from ctxselect.interfaces.cli.group import (
+    choices,
+    cli,
+    emit_json,
+    json_option,
+    progress_enabled,
+)
 from ctxselect.interfaces.cli.numbers import number
-from ctxselect.interfaces.cli.options import LEVEL_HELP, budget_list, in_memory_embedder_help
+from ctxselect.interfaces.cli.options import (
+    LEVEL_HELP,
+    budget_list,
+    in_memory_embedder_help,
+    name_option,
+)
 
 
 @cli.command()
@@ -40,8 +51,8 @@ from ctxselect.interfaces.cli.options import LEVEL_HELP, budget_list, in_memory_
     help="Comma-separated stop rules: none (fill the budget), auto, or P(relevant) "
     "thresholds; calibrated out of sample, 5 folds by query (default none).",
 )
-@click.option("--tokenizer", default=None, help=f"{choices('tokenizer')} (default cl100k).")
-@click.option("--format", "fmt", default=None, help=f"{choices('format')} (default markdown).")
+@name_option("tokenizer", None, f"{choices('tokenizer')} (default cl100k).")
+@name_option("format", None, f"{choices('format')} (default markdown).")
 @click.option(
     "--embedder",
     default=None,

@@ -1,0 +1,127 @@
+"""Would a walk of the roots load this file? ``add`` asks before it writes.
+
+``add`` loads the paths it is given as they are, hidden or ignored ones included, while the
+next ``index`` re-scan walks the roots with the ignore rules of :mod:`ctxselect.ingest.walk`
+and would remove such a file again. :func:`left_out` replays those rules from the root down
+to one file and says which rule leaves it out (for a ``.gitignore`` pattern: the file, its
+line and the pattern) and how to include it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ctxselect.ingest.walk import (
+    BEIR_CORPUS,
+    gitignore_hit,
+    inside,
+    is_beir_folder,
+    is_junk_dir,
+    list_dir,
+    read_gitignore,
+)
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+_Rules = tuple[tuple[str, "GitIgnoreSpec"], ...]
+# folder -> (names in it, the .gitignore rules that apply to those names)
+Listings = dict[str, tuple[frozenset[str], _Rules]]
+
+_RENAME = "rename it, or index it as a root of its own (`ctxselect index ROOT... PATH`)"
+
+
+def left_out(path: str, roots: Sequence[str], cache: Listings | None = None) -> str:
+    """Why a walk of the folder ``roots`` would not load the file ``path``, or "" if it would.
+
+    Checks each name from the root holding ``path`` down, with the walk's own rules:
+    hidden names, ``.gitignore`` patterns, junk folders, and BEIR dataset folders (only
+    ``corpus.jsonl`` is read). A path under no folder root gives "". The answer ends with
+    how to include the file.
+
+    Args:
+        path: A file under one of ``roots``.
+        roots: The index's roots.
+        cache: Folder listings and rules kept between calls for the same roots.
+    """
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    for candidate in dict.fromkeys((os.path.abspath(path), real)):
+        for root in roots:
+            root = os.path.abspath(root)
+            if os.path.isdir(root) and candidate != root and inside(candidate, [root]):
+                parts = os.path.relpath(candidate, root).split(os.sep)
+                return _left_out_below(root, parts, {} if cache is None else cache)
+    return ""
+
+
+def _left_out_below(root: str, parts: list[str], cache: Listings) -> str:
+    rules: _Rules = ()
+    folder, rel = root, ""
+    for depth, name in enumerate(parts):
+        is_dir = depth < len(parts) - 1
+        listing = _listing(folder, rel, rules, cache)
+        if listing is None:
+            return ""  # the load itself reports what it cannot read
+        names, rules = listing
+        if is_beir_folder(set(names)) and name != BEIR_CORPUS:
+            return (
+                f"{folder} is a BEIR dataset folder, of which a scan reads only its "
+                f"{BEIR_CORPUS}; move the file out of that folder"
+            )
+        if name.startswith("."):
+            return f"the name {name!r} is hidden (it starts with a dot); {_RENAME}"
+        hit = gitignore_hit(rules, rel + name, is_dir)
+        if hit is not None:
+            what = f"the folder {os.path.join(folder, name)}" if is_dir else "it"
+            return _ignored_by(os.path.join(root, hit[0], ".gitignore"), hit[1], what)
+        folder = os.path.join(folder, name)
+        if is_dir and is_junk_dir(name, folder):
+            return f"{folder} is a junk folder (caches, dependencies, virtualenvs); {_RENAME}"
+        rel += name + "/"
+    return ""
+
+
+def _listing(
+    folder: str, rel: str, rules: _Rules, cache: Listings
+) -> tuple[frozenset[str], _Rules] | None:
+    """The names in ``folder`` and the rules for them (its own .gitignore added), cached."""
+    if folder in cache:
+        return cache[folder]
+    try:
+        names = frozenset(e.name for e in list_dir(folder))
+    except OSError:
+        return None
+    if not is_beir_folder(set(names)) and ".gitignore" in names:  # as the walk reads them
+        rules = _with_rules(folder, rel, rules)
+    cache[folder] = (names, rules)
+    return cache[folder]
+
+
+def _ignored_by(gitignore: str, pattern: str, what: str) -> str:
+    """Name the .gitignore line holding ``pattern`` (the last one: git's winner)."""
+    try:
+        lines = [line.strip() for line in read_gitignore(gitignore)]
+    except OSError:
+        lines = []
+    where = f" line {len(lines) - lines[::-1].index(pattern)}" if pattern in lines else ""
+    fix = (
+        "remove that pattern (a file inside an ignored folder cannot be re-included)"
+        if what != "it"
+        else "remove that pattern, or re-include the file with a '!' pattern after it"
+    )
+    return f"the pattern {pattern!r} in {gitignore}{where} ignores {what}; {fix}"
+
+
+def _with_rules(folder: str, rel: str, rules: _Rules) -> _Rules:
+    from pathspec import GitIgnoreSpec  # as the walk: gitignore matching as git does it
+
+    try:
+        lines = read_gitignore(os.path.join(folder, ".gitignore"))
+    except OSError:
+        return rules
+    return (*rules, (rel, GitIgnoreSpec.from_lines(lines)))
+
+
+__all__ = ["Listings", "left_out"]
