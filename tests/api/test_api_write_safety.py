@@ -220,3 +220,30 @@ def test_mcp_write_tools_index_past_a_name_that_is_not_utf8(tmp_path, tree):
         assert result.report.unreadable[0][0] == f"{tree}/bad\\xff.md"
     finally:
         service.close()
+
+
+def test_a_compaction_that_fails_after_the_commit_keeps_the_update_and_says_so(
+    tmp_path, monkeypatch
+):
+    """A full disk during the compaction that follows a commit: the run reports the
+    committed update with a note (exit 0), not "the index keeps its last state"."""
+    from ctxselect.api import sync
+    from ctxselect.errors import IndexWriteError
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nclock domain crossing\n", encoding="utf-8")
+    index = tmp_path / "ix"
+    cs.index_paths([docs], index)
+    (docs / "b.md").write_text("# B\n\nmetastability window\n", encoding="utf-8")
+
+    def full_disk(*_args, **_kwargs):
+        raise IndexWriteError("could not write index: No space left on device")
+
+    monkeypatch.setattr(sync, "_maintain", full_disk)
+    result = run("index", str(docs), "--index", str(index))
+    assert "the update was committed, but compacting it afterwards failed" in result.output
+    assert "ctxselect compact" in result.output
+    with cs.open_index(index) as idx:
+        assert idx.info().documents == 2
+        assert [h.doc_id for h in idx.search("metastability", 1)] == ["b.md"]

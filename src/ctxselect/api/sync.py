@@ -19,7 +19,7 @@ from ctxselect.api import embedder_choice as _choice
 from ctxselect.api import modes as _modes
 from ctxselect.api import parallel as _parallel
 from ctxselect.config import BM25Params, ChunkSpec
-from ctxselect.errors import ConfigError
+from ctxselect.errors import ConfigError, IndexWriteError
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import Plan, moved_chunks, plan_changes
 from ctxselect.index.writer import ModeOps, chunk_documents, write_full, write_update
@@ -193,8 +193,24 @@ def apply(
     _commit(store, plan, chunks, modes=modes, manifest=manifest, progress=progress, work=work)
     if plan.full and dense is not None:
         _modes.prune_vectors(store, dense)
-    compacted = rebuild or _maintain(store, modes, compact_fraction)
+    compacted = rebuild or _maintain_after_commit(store, modes, compact_fraction, plan)
     return plan, compacted
+
+
+def _maintain_after_commit(
+    store: Store, modes: Mapping[str, ModeOps], fraction: float | None, plan: Plan
+) -> bool:
+    """:func:`_maintain` once the update is committed: a compaction that fails (a full
+    disk) leaves the update in place, so it is a note on the report, not the run's error."""
+    try:
+        return _maintain(store, modes, fraction)
+    except IndexWriteError as exc:
+        failed = (
+            f"the update was committed, but compacting it afterwards failed ({exc}); searches "
+            f"see the update; run ctxselect compact once the cause is fixed"
+        )
+        plan.note = f"{plan.note}; {failed}" if plan.note else failed
+        return False
 
 
 def _settings_differ(store: Store, old: Manifest, layout: str) -> ConfigError:

@@ -29,6 +29,10 @@ class StoreHandle(Protocol):
         """Group writes in one SQLite transaction."""
         ...
 
+    def reading(self) -> AbstractContextManager[None]:
+        """Pin every read inside to one committed generation."""
+        ...
+
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, checked."""
         ...

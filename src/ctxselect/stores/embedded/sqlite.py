@@ -188,7 +188,9 @@ class SQLiteStore(Lookups, Writes):
                 yield
             except BaseException:
                 self._depth -= 1
-                if self._depth == 0:
+                if self._depth == 0 and self._conn.in_transaction:
+                    # SQLite rolls back by itself on some errors (a full disk): a second
+                    # ROLLBACK would raise and hide the error that matters
                     self._conn.execute("ROLLBACK")
                 raise
             self._depth -= 1

@@ -259,19 +259,38 @@ def _structure(store: StoreHandle) -> list[str]:
         return [f"segments cannot be read ({type(exc).__name__}: {exc})"]
 
 
-def _leftovers(store: StoreHandle) -> tuple[list[str], list[str]]:
-    """Remove files of interrupted writes (only when no writer runs); report stray ones."""
+def _leftovers(store: StoreHandle, remove: bool) -> tuple[bool, list[str]]:
+    """Whether a writer may be running, and the files of interrupted writes removed (only
+    when ``remove`` and no writer runs: a running writer's new files are not leftovers)."""
     if store.readonly:
-        return [], []
+        return False, []
     try:
         with WriterLock(store.folder):
-            return [], store.remove_orphans()
-    except IndexLockedError:
-        return [], []  # a writer is running: its new files are not leftovers yet
+            return False, store.remove_orphans() if remove else []
+    except (IndexLockedError, OSError):  # busy, or the lock file cannot be made (disk full)
+        return True, []
 
 
 def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
-    """Run every check; return (checks run, problems, leftover files removed)."""
+    """Run every check; return (checks run, problems, leftover files removed).
+
+    The checks read one committed generation (a read transaction), so a writer
+    committing meanwhile is never seen half-way.
+    """
+    with store.reading():
+        done, problems = _checks(store)
+    # Delete nothing unless the manifest was read, is valid, and the index is sound.
+    writing, removed = _leftovers(store, remove=not problems)
+    done.append(_leftover_note(store, problems))
+    if not writing:
+        for path in sorted((store.folder / files.ARRAYS_DIR).glob("*.tmp")):
+            if f"{files.ARRAYS_DIR}/{path.name}" not in files.foreign_files(store.folder):
+                problems.append(f"stray temporary file {path}")
+    return done, problems, removed
+
+
+def _checks(store: StoreHandle) -> tuple[list[str], list[str]]:
+    """Every check of the tables and segments: (checks run, problems)."""
     checks: list[tuple[str, Callable[[], list[str]]]] = [
         ("sqlite integrity", lambda: _sqlite(store)),
         ("chunks and documents", lambda: _chunks(store)),
@@ -284,7 +303,7 @@ def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
             problems.append(f"{name}: {exc}")
         done.append(name)
         if problems and name == "sqlite integrity":
-            return done, problems, []
+            return done, problems
     stage = "manifest"
     try:
         manifest = store.read_manifest()
@@ -304,13 +323,7 @@ def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
             problems.append("the index holds chunks but no base segment")
     except (CtxselectError, sqlite3.DatabaseError, UnicodeDecodeError, OSError) as exc:
         problems.append(f"{stage}: {exc}")
-    # Delete nothing unless the manifest was read, is valid, and the index is sound.
-    removed = [] if problems else _leftovers(store)[1]
-    done.append(_leftover_note(store, problems))
-    for path in sorted((store.folder / files.ARRAYS_DIR).glob("*.tmp")):
-        if f"{files.ARRAYS_DIR}/{path.name}" not in files.foreign_files(store.folder):
-            problems.append(f"stray temporary file {path}")
-    return done, problems, removed
+    return done, problems
 
 
 def _leftover_note(store: StoreHandle, problems: list[str]) -> str:
