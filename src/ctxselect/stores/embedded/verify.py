@@ -277,8 +277,11 @@ def verify_store(store: StoreHandle) -> tuple[list[str], list[str], list[str]]:
     The checks read one committed generation (a read transaction), so a writer
     committing meanwhile is never seen half-way.
     """
-    with store.reading():
-        done, problems = _checks(store)
+    try:
+        with store.reading():
+            done, problems = _checks(store)
+    except sqlite3.DatabaseError as exc:  # the read transaction itself failed: damage
+        return ["sqlite integrity"], [f"sqlite integrity: {exc}"], []
     # Delete nothing unless the manifest was read, is valid, and the index is sound.
     writing, removed = _leftovers(store, remove=not problems)
     done.append(_leftover_note(store, problems))
