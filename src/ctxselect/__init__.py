@@ -9,6 +9,7 @@ from ctxselect.config import BM25Params, BudgetSpec, ChunkSpec
 from ctxselect.errors import (
     ConfigError,
     CtxselectError,
+    IndexAccessError,
     IndexCorruptError,
     IndexLockedError,
     IndexMismatchError,
@@ -62,6 +63,7 @@ __all__ = [
     "Explanation",
     "Hit",
     "Index",
+    "IndexAccessError",
     "IndexCorruptError",
     "IndexInfo",
     "IndexLockedError",

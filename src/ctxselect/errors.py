@@ -58,6 +58,10 @@ class IndexLockedError(CtxselectError):
     """Another process is writing to the index, and waiting for it was not asked for."""
 
 
+class IndexAccessError(CtxselectError, PermissionError):
+    """The index's files exist but this user may not read them (not damage)."""
+
+
 class IndexWriteError(CtxselectError, OSError):
     """Writing the index failed (disk full, I/O error); the last committed state is kept."""
 

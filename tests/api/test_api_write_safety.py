@@ -247,3 +247,19 @@ def test_a_compaction_that_fails_after_the_commit_keeps_the_update_and_says_so(
     with cs.open_index(index) as idx:
         assert idx.info().documents == 2
         assert [h.doc_id for h in idx.search("metastability", 1)] == ["b.md"]
+
+
+def test_a_recorded_root_that_is_gone_is_named_and_nothing_changes(tmp_path):
+    """A re-scan whose recorded root disappeared says so (the user never typed the path),
+    and how to keep the other roots; the index keeps its documents."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nclock domain crossing\n", encoding="utf-8")
+    index = tmp_path / "ix"
+    cs.index_paths([docs], index)
+    docs.rename(tmp_path / "moved")
+    result = run("index", "--index", str(index), code=1)
+    assert "which no longer exists, so nothing was changed" in result.output
+    assert "name the roots to keep" in result.output
+    with cs.open_index(index) as idx:
+        assert idx.info().documents == 1

@@ -60,6 +60,8 @@ def test_the_summary_says_up_to_date_only_when_nothing_waits_for_compaction(tmp_
     edited = run("index", str(root), "--index", ix).output
     assert "1 updated" in edited and "up to date" not in edited
     assert "status: changes kept in 1 delta segment(s), pending compaction" in edited
+    text = run("info", "--index", ix).output  # info shows the generation and its deltas
+    assert "\ngeneration = 2 (1 delta segment(s))\n" in text
     run("compact", "--index", ix)
     removed = run("remove", "d07.md", "--index", ix).output
     assert "1 removed" in removed and "up to date" not in removed

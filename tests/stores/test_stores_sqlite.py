@@ -215,3 +215,39 @@ def test_a_reload_reuses_the_rows_it_has_and_reads_only_new_chunks(tmp_path):
     assert isinstance(reused, ChunkTable) and isinstance(fresh, ChunkTable)
     assert reused.row_of == fresh.row_of == {"a#0": 0, "c#0": 2, "d#0": 3}
     assert reused.hit(3, 1, 1.0) == fresh.hit(3, 1, 1.0) and reused.texts[3] == "ddd"
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        sqlite3.OperationalError("attempt to write a readonly database"),
+        OSError(13, "Permission denied"),
+        OSError(30, "Read-only file system"),
+    ],
+)
+def test_a_write_refused_by_permissions_says_to_fix_them_not_to_free_space(tmp_path, exc):
+    message = str(files.write_error(tmp_path / "ix", exc))
+    assert "write permission" in message and "free space" not in message
+    assert "last committed state" in message
+
+
+def test_an_unreadable_base_file_is_a_permission_error_not_damage(tmp_path, monkeypatch):
+    """Root ignores file modes, so the denial is simulated where the base file opens."""
+    import builtins
+
+    import ctxselect as cs
+    from ctxselect.errors import IndexAccessError
+    from ctxselect.types import Document
+
+    index = tmp_path / "ix"
+    cs.add_documents([Document("a", "clock domain crossing", content_hash="h")], index)
+
+    def denied(path, *args, **kwargs):
+        if str(path).endswith(".bin"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "open", denied, raising=False)
+    denial = "permission denied; the index is not damaged"
+    with pytest.raises(IndexAccessError, match=denial), cs.open_index(index) as idx:
+        idx.search("clock")

@@ -134,7 +134,7 @@ def index_paths(
         early.append(load(asked))
 
     with parallel as pool, _writing(index, wait, before_create=before_create) as store:
-        roots = asked or list(_sync.read_manifest(store).roots)
+        roots = asked or _inputs.recorded_roots(store)
         if not roots:
             before_create(store.uri)
         loaded = early[0] if early else load(roots)

@@ -15,6 +15,8 @@ from typing import Any
 from ctxselect import chunk as _chunk
 from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError, InputError
+from ctxselect.manifest import Manifest
+from ctxselect.stores import Store
 from ctxselect.types import Document
 
 PathArg = str | os.PathLike[str]
@@ -98,3 +100,21 @@ def check_settings(chunk: Any, bm25: Any) -> None:
             )
     if chunk is not None:
         _chunk.make_chunker(chunk)
+
+
+def recorded_roots(store: Store) -> list[str]:
+    """The roots a re-scan walks: the index's own, each still there.
+
+    Raises:
+        InputError: A recorded root is gone (the re-scan would remove its documents).
+    """
+    roots = list(Manifest.from_dict(store.read_manifest(), index=store.uri).roots)
+    gone = [r for r in roots if not os.path.exists(r)]
+    if gone:
+        raise InputError(
+            f"the index {store.uri} was built from {', '.join(map(repr, gone))}, which no "
+            f"longer exists, so nothing was changed: restore it, or name the roots to keep "
+            f"(`ctxselect index PATH... --index {store.uri}`; documents under roots not "
+            f"named are removed)"
+        )
+    return roots

@@ -152,6 +152,7 @@ def info(data: IndexInfo) -> str:
         ("disk", f"{data.disk_bytes / 1e6:.2f} MB"),
         ("modes", ", ".join(data.modes)),
         ("status", index_status(data)),
+        ("generation", f"{data.generation} ({data.delta_segments} delta segment(s))"),
         ("created", data.created),
         ("updated", data.updated),
         ("schema version", data.schema_version),

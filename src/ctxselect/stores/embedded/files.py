@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ctxselect.errors import IndexCorruptError, IndexWriteError
+from ctxselect.errors import IndexAccessError, IndexCorruptError, IndexWriteError
 from ctxselect.stores.embedded import disk, integrity
 
 ARRAYS_DIR = "arrays"
@@ -131,11 +131,16 @@ def write_array(handle: Any, array: np.ndarray) -> None:
 def write_error(folder: Path, exc: BaseException) -> IndexWriteError:
     """Turn an OS or SQLite failure during a write into a one-line IndexWriteError."""
     reason = str(exc) or type(exc).__name__
+    fix = "free space (or fix the cause)"
     if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in reason:
         reason = "the disk is full"
+    elif (isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)) or (
+        "readonly" in reason or "read-only" in reason
+    ):
+        fix = f"give this user write permission on {folder} and the files in it"
     return IndexWriteError(
         f"could not write index {folder}: {reason}; the index keeps its last committed "
-        f"state: free space (or fix the cause) and run the command again"
+        f"state: {fix} and run the command again"
     )
 
 
@@ -149,10 +154,18 @@ def load_base(
 
     Raises:
         FileNotFoundError: The file is gone (a newer compaction replaced it: re-read).
+        IndexAccessError: This user may not read the file.
         IndexCorruptError: The file is shorter than its layout or the layout is invalid.
     """
     path = folder / str(base["file"])
-    with open(path, "rb") as handle:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  (closed just below, once mapped)
+    except PermissionError as exc:
+        raise IndexAccessError(
+            f"cannot read {path}: permission denied; the index is not damaged: give this "
+            f"user read permission on {folder} and the files in it"
+        ) from exc
+    with handle:
         size = os.fstat(handle.fileno()).st_size
         buffer: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     if check:
