@@ -239,7 +239,8 @@ def add_paths(
             docs = list(loaded.documents)
         else:
             docs = under_roots(loaded.documents, roots)
-            _ingest.refuse_left_out(docs, roots)  # hidden or ignored: a re-scan drops it
+            named = [os.fspath(p) for p in paths]  # hidden or ignored: a re-scan drops it
+            docs, loaded = _ingest.refuse_left_out(docs, roots, named, loaded)
         plan, compacted = _sync.apply(
             store,
             docs,

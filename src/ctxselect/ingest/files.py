@@ -10,6 +10,7 @@ chunk offsets point into.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import stat
@@ -259,28 +260,49 @@ def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:
     )
 
 
-def refuse_left_out(documents: Sequence[Document], roots: Sequence[str]) -> None:
-    """Refuse documents whose file a re-scan of the folder ``roots`` would not load.
+def refuse_left_out(
+    documents: Sequence[Document],
+    roots: Sequence[str],
+    named: Sequence[str],
+    loaded: IngestResult,
+) -> tuple[list[Document], IngestResult]:
+    """Keep the documents whose file a re-scan of the folder ``roots`` would load.
 
-    ``add`` loads the files it is given, hidden or ignored ones included; the next
-    ``index`` re-scan walks the roots with the ignore rules and would remove them again.
+    ``add`` loads what it is given, hidden or ignored files included; the next ``index``
+    re-scan walks the roots with the ignore rules and would remove them again. A file the
+    user named (in ``named``, absolute) is refused; one met by walking a named folder is
+    left out, as the re-scan would leave it out.
+
+    Returns:
+        The documents kept, and ``loaded`` (the load they came from) with each file left
+        out added to its report's ``skipped_files``.
 
     Raises:
-        InputError: Naming the first such file, the rule that leaves it out, and the fix.
+        InputError: Naming the first named file left out, the rule, and the fix.
     """
-    seen: set[str] = set()
+    wanted = {os.path.abspath(p) for p in named}
     listings: Listings = {}
+    verdicts: dict[str, str] = {}
+    kept: list[Document] = []
     for doc in documents:
         path = doc.source.rsplit(":", 1)[0] if doc.kind == "beir" else doc.source
-        if path in seen:
-            continue
-        seen.add(path)
-        why = left_out(path, roots, listings)
-        if why:
-            raise InputError(
-                f"cannot add {path}: the next re-scan of the index's roots would leave it out "
-                f"and remove it again, so nothing was added: {why}"
-            )
+        if path not in verdicts:
+            verdicts[path] = left_out(path, roots, listings)
+            if verdicts[path] and os.path.abspath(path) in wanted:
+                raise InputError(
+                    f"cannot add {path}: the next re-scan of the index's roots would leave "
+                    f"it out and remove it again, so nothing was added: {verdicts[path]}"
+                )
+        if not verdicts[path]:
+            kept.append(doc)
+    left = sorted(
+        (path, f"a re-scan leaves it out: {why}") for path, why in verdicts.items() if why
+    )
+    if not left:
+        return kept, loaded
+    skipped = (*loaded.report.skipped_files, *left)
+    report = dataclasses.replace(loaded.report, skipped_files=skipped)
+    return kept, dataclasses.replace(loaded, report=report)
 
 
 def _check_unique(docs: list[Document]) -> None:
