@@ -162,27 +162,20 @@ async def _fresh(work: Path, log: list[str], numbers: list[dict[str, Any]]) -> N
 
 
 def _grep_lines(result: dict[str, Any]) -> list[str]:
-    """Each block (its lines, each cut to a width) and each reference, then the counts
-    (the tool sends the same as JSON text and structured content)."""
-    lines = []
-    for block in result["blocks"]:
-        hit = ", ".join(str(m["line"]) for m in block["matches"])
-        lines.append(
-            f"← block {block['doc_id']} lines {block['line_start']}-{block['line_end']} "
-            f"(match on {hit}; {block['tokens']} tokens):"
-        )
-        lines.extend(f"    {_flat(line, 72)}" for line in block["text"].splitlines())
-    lines.extend(f"← reference: {_flat(ref['text'], 90)}" for ref in result["references"])
-    counts = {k: result[k] for k in ("documents", "matches", "matches_left_out", "stop")}
-    lines.append(f"← tokens_used {result['tokens_used']}; {json.dumps(counts)}")
+    """The text block (each line cut to a width), then the structured content (counts)."""
+    lines = ["← text:"]
+    lines.extend(f"    {_flat(line, 90)}" for line in result["_text"].splitlines())
+    meta = {k: v for k, v in result.items() if k != "_text"}
+    lines.append(f"← structured: {json.dumps(meta, ensure_ascii=False)}")
     return lines
 
 
 def _grep_numbers(result: dict[str, Any]) -> dict[str, Any]:
-    keys = ("documents", "matches", "matches_left_out", "tokens_used", "stop")
+    keys = ("documents", "matches", "matches_left_out", "tokens_used", "result_tokens", "stop")
     return {k: result[k] for k in keys} | {
-        "blocks": len(result["blocks"]),
-        "references": len(result["references"]),
+        "blocks": result["blocks"],
+        "references": result["references"],
+        "overhead": round(result["result_tokens"] / max(1, result["tokens_used"]), 4),
     }
 
 
@@ -236,7 +229,8 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
             f"{grepped['matches']} matching lines of `{GREP['pattern']}` in "
             f"{grepped['documents']} document (the include glob): {grepped['blocks']} new "
             f"block with line numbers, and {grepped['references']} references to lines the "
-            f"earlier selections had already sent, {grepped['tokens_used']} tokens in all. "
+            f"earlier selections had already sent, {grepped['tokens_used']} tokens in all; the "
+            f"whole result, text block and counts, was {grepped['result_tokens']} tokens. "
             f"The filtered select ranked only chapters 05 and 07 and used "
             f"{filtered['tokens_used']} tokens (stop: {filtered['stop']}). The same request "
             "as the last select in a new session (a second `ctxselect mcp` process) sends "

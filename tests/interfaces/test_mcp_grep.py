@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import anyio
 import pytest
 from mcp import Client
 
 from _support.grep_corpus import build
-from ctxselect import api
-from ctxselect.agent.grep import GrepBlock, GrepMatch, GrepReference, GrepResult
+from _support.sessions_corpus import build_demo
+from ctxselect import agent, api
+from ctxselect.agent.grep import GrepBlock, GrepMatch, GrepReference, GrepResult, grep_index
+from ctxselect.agent.grep_session import fit_grep
+from ctxselect.agent.grep_text import grep_stop_rule
+from ctxselect.agent.results import Meter
 from ctxselect.interfaces.mcp_server import build_server, output_model, to_text
 from ctxselect.tokens import get_counter
 
@@ -34,9 +40,11 @@ async def call(client, **arguments):
     result = await client.call_tool("grep", arguments)
     if result.is_error:
         return result.content[0].text
-    text = result.content[0].text
-    assert json.loads(text) == result.structured_content  # text block = structured output
-    return result.structured_content | {"_text": text}
+    [block] = result.content  # one text block: the lines, the references, a summary line
+    meta = result.structured_content
+    assert '"text"' not in json.dumps(meta) and "matches" in meta  # counts, no texts
+    wire = block.text + json.dumps(meta, separators=(",", ":"), ensure_ascii=False)
+    return meta | {"_text": block.text, "_wire": wire}
 
 
 def test_schema_uses_the_cli_and_api_names_and_bounds(folder):
@@ -64,14 +72,21 @@ def test_grep_returns_blocks_with_the_session_accounting(folder):
         return first, second
 
     first, second = run(build_server(api.open_index(folder), max_result_tokens=5000), scenario)
-    assert [b["doc_id"] for b in first["blocks"]] == ["src/app.py", "src/util/helpers.py"]
-    assert first["blocks"][0]["matches"] == [{"line": 6, "start": 32, "end": 44}]
+    # the file once, then 12:text (a matching line) and 11 text (context)
+    assert first["_text"].startswith(
+        'src/app.py\n5\n6:def parse_header(line):\n7     """Split a header line."""\n\n'
+        "src/util/helpers.py\n1:def parse_header_fast(line):\n"
+        '2     return line.split(":", 1)\n'
+        "[ctxselect: 2 matching lines in 2 documents searched: 2 shown;"
+    )
+    assert first["blocks"] == 2 and first["references"] == 0 and first["matches"] == 2
     for result in (first, second):
-        assert result["result_tokens"] == COUNT(result["_text"]) <= 5000
-        assert result["tokens_used"] <= result["budget"]
+        assert result["result_tokens"] == COUNT(result["_wire"]) <= 5000
+        assert result["tokens_used"] <= 2000 and result["stop"] == "all matches"
     assert (first["call"], second["call"]) == (1, 2)
     assert second["session_tokens"] == first["result_tokens"] + second["result_tokens"]
-    assert {b["doc_id"] for b in second["blocks"]} == {"docs/guide.md", "src/app.py"}
+    assert second["_text"].startswith("docs/guide.md\n7:The server reads MAX_RESULT_TOKENS")
+    assert "\n\nsrc/app.py\n12:def max_result_tokens():\n" in second["_text"]
 
 
 def test_a_repeat_comes_back_as_references(folder):
@@ -81,13 +96,28 @@ def test_a_repeat_comes_back_as_references(folder):
         return await call(client, **args), await call(client, **args)
 
     first, second = run(build_server(api.open_index(folder)), scenario)
-    sent = [(b["start"], b["end"]) for b in first["blocks"]]
-    assert sent and first["references"] == []
-    assert [(r["start"], r["end"]) for r in second["references"]] == sent
-    assert all(
-        r["call"] == 1 and r["text"].startswith("already provided: ") for r in second["references"]
-    )
-    assert not {(b["start"], b["end"]) for b in second["blocks"]} & set(sent)
+    sent = line_ranges(first["_text"])
+    assert sent and first["references"] == 0 and first["blocks"] == len(sent)
+    refs = [line for line in second["_text"].splitlines() if line.startswith("already provided")]
+    assert refs == [
+        f"already provided: docs/long.md lines {a}-{b} (matches on line {a + 3}) in call 1"
+        for a, b in sent
+    ]
+    assert second["references"] == len(sent)
+    assert min(a for a, _ in line_ranges(second["_text"])) > max(b for _, b in sent)
+
+
+def line_ranges(text):
+    """(first, last) line of each block in a grep text block."""
+    ranges, numbers = [], []
+    for line in [*text.splitlines(), ""]:
+        found = re.match(r"(\d+)(:| |$)", line)
+        if found:
+            numbers.append(int(found.group(1)))
+        elif numbers:
+            ranges.append((numbers[0], numbers[-1]))
+            numbers = []
+    return ranges
 
 
 def test_a_result_never_passes_the_cap(folder):
@@ -95,7 +125,7 @@ def test_a_result_never_passes_the_cap(folder):
         return await call(client, pattern=r"\w", context=0, budget=1000)
 
     result = run(build_server(api.open_index(folder), max_result_tokens=1000), scenario)
-    assert result["result_tokens"] == COUNT(result["_text"]) <= 1000
+    assert result["result_tokens"] == COUNT(result["_wire"]) <= 1000
     assert result["matches_left_out"] > 0
 
 
@@ -126,7 +156,8 @@ def test_empty_results_say_which_filter_or_that_nothing_matched(folder):
         )
 
     by_include, by_exclude, nothing = run(build_server(api.open_index(folder)), scenario)
-    assert by_include["blocks"] == [] and by_include["note"].startswith("include '*.rs'")
+    assert by_include["blocks"] == 0 and by_include["note"].startswith("include '*.rs'")
+    assert by_include["_text"] == f"[ctxselect: {by_include['note']}]\n"
     assert by_exclude["note"] == "exclude '*.py' leaves none of the 2 documents include kept"
     assert nothing["note"] == "no match for 'zzz_nothing' in 5 documents"
 
@@ -154,8 +185,55 @@ def test_grep_result_json_is_pinned():
         "stop": "all matches", "call": 3, "session_tokens": 700, "result_tokens": 300,
         "max_result_tokens": 20000, "note": "",
     }  # fmt: skip
-    assert to_text(result) == json.dumps(wire, indent=2, ensure_ascii=False)
-    model = output_model(GrepResult)
-    assert list(model.model_json_schema()["properties"]) == list(wire)
-    dumped = model.model_validate(result).model_dump_json()
-    assert dumped == json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+    # The API value (and `ctxselect grep --json`) keeps every field, in this order.
+    assert json.loads(json.dumps(dataclasses.asdict(result))) == wire
+    assert list(dataclasses.asdict(result)) == list(wire)
+    # Over MCP: the text block once, then counts as compact JSON; result_tokens counts both.
+    text = (
+        "a.py\n5 x\n6:def parse():\n7 y\n\nalready provided: ...\n[ctxselect: 2 matching "
+        "lines in 5 documents searched: 1 shown, 1 already provided; 29 of 2000 tokens; "
+        "stop: all matches]\n"
+    )
+    meta = {
+        "blocks": 1, "references": 1, "documents": 5, "matches": 2, "matches_left_out": 0,
+        "tokens_used": 29, "call": 3, "result_tokens": 300, "session_tokens": 700,
+        "stop": "all matches", "note": "",
+    }  # fmt: skip
+    assert agent.grep_text(result) == text and agent.grep_structured(result) == meta
+    assert to_text(result) == text + json.dumps(meta, separators=(",", ":"))
+    assert list(output_model(agent.GrepMeta).model_json_schema()["properties"]) == list(meta)
+
+
+def test_the_stop_rules_keep_a_scan_stop_first():
+    late = "time limit: scanning passed 5 s after 3 of 9 documents: narrow include"
+    full = "budget full: the next block (a.md lines 1-2) needs 9 tokens and 3 are left"
+    assert grep_stop_rule(f"{late}; then {full}") == "time limit; then budget full"
+    assert grep_stop_rule(full) == "budget full" and grep_stop_rule("all matches") == "all matches"
+
+
+def test_a_result_is_the_block_text_and_little_more(tmp_path):
+    """Issue 10: result_tokens <= 1.15 x the block text's tokens + 100 (it was 18 x)."""
+    folder = build_demo(tmp_path)
+    patterns = ("budget", "chunk", "parent_id", "select")
+
+    async def scenario(client):
+        return [await call(client, pattern=p, include=["*.md"]) for p in patterns]
+
+    with api.open_index(folder) as index:
+        results = run(build_server(index), scenario)
+        for result in results:
+            assert result["result_tokens"] == COUNT(result["_wire"])
+            assert result["tokens_used"] > 0
+            assert result["result_tokens"] <= 1.15 * result["tokens_used"] + 100
+
+
+def test_the_cap_holds_more_blocks_than_the_json_did(folder):
+    """The same cut to a 1,000-token cap, measured as sent now and as indented JSON (before)."""
+    with api.open_index(folder) as index:
+        # 40 one-line blocks: every fifth line of docs/long.md
+        found = grep_index(index, r"^(needle|hay line \d*5 )", context=0, budget=1000)
+        found = dataclasses.replace(found, call=1, max_result_tokens=1000)
+        now = fit_grep(Meter(index.count_tokens, to_text, 1000), found, 0)
+        before = fit_grep(Meter(index.count_tokens, agent.to_json, 1000), found, 0)
+    assert COUNT(to_text(now)) <= 1000 and COUNT(agent.to_json(before)) <= 1000
+    assert len(now.blocks) >= 4 * len(before.blocks) > 0

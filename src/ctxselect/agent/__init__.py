@@ -7,12 +7,14 @@ one-line references ("already provided: chunk X lines a-b in call N") instead of
 text and spends the tokens saved on new material. Every result says what it cost
 (``tokens_used``), what the session has received so far (``session_tokens``) and what was
 left out, and no result exceeds ``max_result_tokens`` as the caller receives it (for
-``select``: its text block plus compact metadata, :func:`context_wire`).
+``select``: its text block plus compact metadata, :func:`context_wire`; for ``grep``
+likewise, :func:`grep_wire`).
 ``examples.py`` picks few-shot examples for an input within a budget. The MCP server is a
 thin adapter over this package; it reads through :mod:`ctxselect.api.read` and loads the
 write path only for a write tool.
 """
 
+from ctxselect.agent.grep_text import GrepMeta, grep_structured, grep_text, grep_wire
 from ctxselect.agent.limits import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_RESULT_TOKENS,
@@ -34,6 +36,7 @@ from ctxselect.agent.limits import (
     check_mmr,
     check_mode,
     check_query,
+    compact_json,
     to_json,
     unknown_arguments,
     unknown_tool,
@@ -41,7 +44,6 @@ from ctxselect.agent.limits import (
 from ctxselect.agent.loading import load_index
 from ctxselect.agent.results import (
     ContextMeta,
-    compact_json,
     context_meta,
     context_text,
     context_wire,
@@ -65,6 +67,7 @@ __all__ = [
     "MIN_BUDGET",
     "MIN_RESULT_TOKENS",
     "ContextMeta",
+    "GrepMeta",
     "Sessions",
     "check_budget",
     "check_detail",
@@ -78,6 +81,9 @@ __all__ = [
     "context_meta",
     "context_text",
     "context_wire",
+    "grep_structured",
+    "grep_text",
+    "grep_wire",
     "line_ranges",
     "load_index",
     "outside_files",

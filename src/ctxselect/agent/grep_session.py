@@ -24,6 +24,7 @@ from ctxselect.agent.grep import (
     scan_stop,
     stop_reason,
 )
+from ctxselect.agent.grep_text import item_tokens
 from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget
 from ctxselect.agent.results import Meter
 from ctxselect.errors import NotFoundError
@@ -133,18 +134,19 @@ def _covering_call(block: GrepBlock, spans: list[tuple[int, int, int]]) -> int |
 def fit_grep(meter: Meter, found: GrepResult, before: int) -> GrepResult:
     """Measure ``found`` and cut its last blocks (then references) until it fits the cap.
 
-    Each item is measured once on its own; nested in the result it costs about as much
-    (a little more: deeper indentation), so the items to cut are about those past where
-    the running sum of those costs passes the cap. :meth:`Meter.fit_cut` searches from
-    there instead of re-measuring the result once per item.
+    Each item is counted once on its own as it reads in the text block, a little below
+    what it adds there (:func:`~ctxselect.agent.grep_text.item_tokens`: no file line, no
+    separator, no summary or metadata), so at least the items past where the running sum
+    of those costs passes the cap must go. :meth:`Meter.fit_cut` searches from there
+    instead of re-measuring the result once per item.
 
     Raises:
         ConfigError: Not even the result without blocks and references fits.
     """
-    items: list[object] = [*found.references, *found.blocks]  # kept longest first: cut_grep
+    items: list[GrepBlock | GrepReference] = [*found.references, *found.blocks]  # cut_grep order
     total, least = 0, 0
     for n, item in enumerate(items):
-        total += meter.tokens(item)
+        total += item_tokens(meter.count, item)
         if total > meter.cap:
             least = len(items) - n
             break

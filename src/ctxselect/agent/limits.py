@@ -12,6 +12,8 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
+import pydantic_core
+
 from ctxselect.api.read import whole_budget
 from ctxselect.api.searching import check_text
 from ctxselect.config import DEFAULT_K, check_budget_range
@@ -39,6 +41,11 @@ MAX_SESSIONS = 256
 def to_json(value: object) -> str:
     """Serialise a result as the MCP SDK's text block does: indented JSON, UTF-8 kept."""
     return json.dumps(dataclasses.asdict(value), indent=2, ensure_ascii=False)  # type: ignore[call-overload]
+
+
+def compact_json(value: object) -> str:
+    """Serialise ``value`` as the MCP transport sends structured content: compact JSON."""
+    return pydantic_core.to_json(value, fallback=str).decode()
 
 
 def check_query(query: str, limit: int = MAX_QUERY_CHARS, *, what: str = "query") -> str:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import pydantic_core
-
-from ctxselect.agent.limits import SHOWN_DROPPED
+from ctxselect.agent.grep import GrepResult
+from ctxselect.agent.grep_text import grep_wire
+from ctxselect.agent.limits import SHOWN_DROPPED, compact_json
 from ctxselect.budget import frame
 from ctxselect.config import DEFAULT_FORMAT
 from ctxselect.errors import ConfigError
@@ -253,11 +253,6 @@ def _piece_text(piece: ContextPiece, *, with_text: bool) -> str:
     )
 
 
-def compact_json(value: object) -> str:
-    """Serialise ``value`` as the MCP transport sends structured content: compact JSON."""
-    return pydantic_core.to_json(value, fallback=str).decode()
-
-
 def structured(result: ContextResult) -> dict[str, Any]:
     """Return the structured content of ``result``: :class:`ContextMeta` as a dict."""
     return dataclasses.asdict(context_meta(result))
@@ -274,9 +269,15 @@ def context_wire(result: ContextResult) -> str:
 
 
 def received_as(serialize: Callable[[object], str]) -> Callable[[object], str]:
-    """Return ``serialize``, except that a :class:`ContextResult` is :func:`context_wire`."""
+    """Return ``serialize``, except that a :class:`ContextResult` is :func:`context_wire`
+    and a :class:`~ctxselect.agent.grep.GrepResult` is
+    :func:`~ctxselect.agent.grep_text.grep_wire`."""
 
     def text(value: object) -> str:
-        return context_wire(value) if isinstance(value, ContextResult) else serialize(value)
+        if isinstance(value, ContextResult):
+            return context_wire(value)
+        if isinstance(value, GrepResult):
+            return grep_wire(value)
+        return serialize(value)
 
     return text

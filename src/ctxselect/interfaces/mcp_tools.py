@@ -1,7 +1,7 @@
 """The MCP tools: thin adapters over :class:`ctxselect.agent.Sessions`.
 
-Each tool's result is the facade's own value as structured output (``select``: the
-rendered context as text plus small structured metadata); each expected failure is a
+Each tool's result is the facade's own value as structured output (``select`` and
+``grep``: the rendered text plus small structured metadata); each expected failure is a
 ``ToolError`` with the facade's message. Tools are named as the CLI's commands
 (:mod:`ctxselect.interfaces.vocabulary`) and their arguments as the API's keywords.
 
@@ -29,6 +29,7 @@ from ctxselect.interfaces.mcp_wire import (
     StrictServer,
     call,
     context_content,
+    grep_content,
     int_field,
     output_model,
     register,
@@ -282,18 +283,23 @@ def add_grep_tool(server: StrictServer, service: agent.Sessions) -> None:
                 "Tokens of matching blocks to return.", agent.MIN_BUDGET, service.max_result_tokens
             ),
         ] = agent.DEFAULT_BUDGET,
-    ) -> exact.GrepResult:
+    ) -> Annotated[CallToolResult, output_model(agent.GrepMeta)]:
         """Find exact text or a regex in the indexed documents, with line numbers.
 
-        Searches only documents whose id matches include and no exclude glob. Returns
-        blocks of matching lines with context lines, in (doc_id, line) order, until the
-        budget; blocks this session already has come back as references. stop and
-        matches_left_out say what was left out; read more with get_document.
+        Searches only documents whose id matches include and no exclude glob. The text
+        gives blocks of matching lines with context lines, in (doc_id, line) order, until
+        the budget: each file's name, then its lines as `12:text` (a matching line) or
+        `11 text` (context), `--` between blocks; then a line per block this session
+        already has ("already provided: FILE lines a-b ... in call C"); then a summary
+        line saying how many matches were left out and why it stopped. The structured
+        result gives the counts and costs; read more with get_document.
         """
         key = session_key(ctx)
         options = {"fixed": fixed, "ignore_case": ignore_case, "context": context}
         globs = {"include": include, "exclude": exclude}
-        return call(lambda: service.grep(key, pattern, budget=budget, **options, **globs))
+        return grep_content(
+            call(lambda: service.grep(key, pattern, budget=budget, **options, **globs))
+        )
 
     register(server, grep, "Find exact matches", READ_ONLY)
 

@@ -4,7 +4,8 @@
 names (:mod:`ctxselect.interfaces.vocabulary`); :func:`register` adds a tool whose output
 schema is its value dataclass's (:func:`output_model`); :func:`call` turns an expected
 failure into a ``ToolError`` with the facade's message; :func:`to_text` is what a result
-reaches the client as, which result sizes count. The tools are in
+reaches the client as, which result sizes count (``select`` and ``grep``: a text block
+and small metadata, :func:`context_content`, :func:`grep_content`). The tools are in
 :mod:`ctxselect.interfaces.mcp_tools`, the assembly in :mod:`ctxselect.interfaces.mcp_server`.
 """
 
@@ -25,6 +26,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ctxselect import agent
+from ctxselect.agent.grep import GrepResult
 from ctxselect.errors import CtxselectError
 from ctxselect.interfaces import vocabulary
 from ctxselect.tool_results import ContextResult
@@ -98,12 +100,14 @@ def warn_deprecated(old: str, new: str) -> None:
 def to_text(value: object) -> str:
     """The text a result reaches the client as (result sizes count this).
 
-    A ``select`` result is its text block plus its compact metadata
-    (:func:`ctxselect.agent.context_wire`); any other result is the text block the SDK
-    sends for a structured result: indented JSON.
+    A ``select`` or ``grep`` result is its text block plus its compact metadata
+    (:func:`ctxselect.agent.context_wire`, :func:`ctxselect.agent.grep_wire`); any other
+    result is the text block the SDK sends for a structured result: indented JSON.
     """
     if isinstance(value, ContextResult):
         return agent.context_wire(value)
+    if isinstance(value, GrepResult):
+        return agent.grep_wire(value)
     return pydantic_core.to_json(value, fallback=str, indent=2).decode()
 
 
@@ -112,6 +116,14 @@ def context_content(result: ContextResult) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=agent.context_text(result))],
         structured_content=agent.structured(result),
+    )
+
+
+def grep_content(result: GrepResult) -> CallToolResult:
+    """A ``grep`` result as sent: the blocks with line numbers once, small metadata."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=agent.grep_text(result))],
+        structured_content=agent.grep_structured(result),
     )
 
 
@@ -249,6 +261,7 @@ __all__ = [
     "StrictServer",
     "call",
     "context_content",
+    "grep_content",
     "int_field",
     "output_model",
     "register",

@@ -7,6 +7,7 @@ import click
 from ctxselect import api
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET
 from ctxselect.agent.grep import DEFAULT_CONTEXT, MAX_CONTEXT, GrepResult, grep_index
+from ctxselect.agent.grep_text import grep_lines
 from ctxselect.interfaces.cli.group import check_budget, cli, emit_json, index_option, json_option
 
 
@@ -86,20 +87,7 @@ def grep(
 
 def render(result: GrepResult) -> str:
     """The blocks as ``grep -n`` prints them, with a header line per document."""
-    out: list[str] = []
-    previous = None
-    for block in result.blocks:
-        if block.doc_id != previous:
-            out.extend(["", block.doc_id] if previous is not None else [block.doc_id])
-            previous = block.doc_id
-        elif out:
-            out.append("--")
-        matched = {m.line for m in block.matches}
-        for offset, line in enumerate(block.text.removesuffix("\n").split("\n")):
-            number = block.line_start + offset
-            mark = ":" if number in matched else "-"
-            out.append(f"{block.doc_id}{mark}{number}{mark} {line}".rstrip())
-    return "".join(line + "\n" for line in out)
+    return grep_lines(result.blocks, with_file=True)
 
 
 def summary(result: GrepResult) -> str:
