@@ -240,7 +240,7 @@ def add_paths(
         else:
             docs = under_roots(loaded.documents, roots)
             named = [os.fspath(p) for p in paths]  # hidden or ignored: a re-scan drops it
-            docs, loaded = _ingest.refuse_left_out(docs, roots, named, loaded)
+            docs, loaded = _ingest.keep_rescannable(docs, roots, named, loaded)
         plan, compacted = _sync.apply(
             store,
             docs,

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxselect import chunk as _chunk
+from ctxselect.api.sync import read_manifest
 from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError, InputError
-from ctxselect.manifest import Manifest
 from ctxselect.stores import Store
 from ctxselect.types import Document
 
@@ -108,7 +108,7 @@ def recorded_roots(store: Store) -> list[str]:
     Raises:
         InputError: A recorded root is gone (the re-scan would remove its documents).
     """
-    roots = list(Manifest.from_dict(store.read_manifest(), index=store.uri).roots)
+    roots = list(read_manifest(store).roots)
     gone = [r for r in roots if not os.path.exists(r)]
     if gone:
         raise InputError(

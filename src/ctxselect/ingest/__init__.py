@@ -13,7 +13,7 @@ from ctxselect.ingest.executor import (
     executor_names,
     make_executor,
 )
-from ctxselect.ingest.files import DEFAULT_MAX_BYTES, load_paths, refuse_left_out
+from ctxselect.ingest.files import DEFAULT_MAX_BYTES, keep_rescannable, load_paths
 from ctxselect.ingest.ray_executor import RayExecutor
 from ctxselect.ingest.report import IngestReport, IngestResult
 from ctxselect.ingest.text import content_hash, normalize
@@ -32,8 +32,8 @@ __all__ = [
     "content_hash",
     "diff_documents",
     "executor_names",
+    "keep_rescannable",
     "load_paths",
     "make_executor",
     "normalize",
-    "refuse_left_out",
 ]

@@ -260,7 +260,7 @@ def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:
     )
 
 
-def refuse_left_out(
+def keep_rescannable(
     documents: Sequence[Document],
     roots: Sequence[str],
     named: Sequence[str],
@@ -315,4 +315,4 @@ def _check_unique(docs: list[Document]) -> None:
             )
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "load_paths", "refuse_left_out"]
+__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "keep_rescannable", "load_paths"]
