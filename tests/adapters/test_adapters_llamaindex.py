@@ -154,6 +154,15 @@ def test_a_missing_index_and_an_empty_query_are_refused(tmp_path: Path, index: a
         CtxselectRetriever(index).retrieve("   ")
 
 
+@pytest.mark.parametrize("query", [None, 5, ["a question"]])
+def test_a_query_that_is_not_text_is_refused_by_name(index: api.Index, query: object) -> None:
+    retriever = CtxselectRetriever(index)
+    with pytest.raises(ConfigError, match="query must be a str or a llama_index QueryBundle"):
+        retriever.retrieve(query)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="query must be a str or a llama_index QueryBundle"):
+        asyncio.run(retriever.aretrieve(query))  # type: ignore[arg-type]
+
+
 def test_in_a_retriever_query_engine(index: api.Index) -> None:
     retriever = CtxselectRetriever(index, budget=BUDGET)
     nodes = retriever.retrieve(FIRST)

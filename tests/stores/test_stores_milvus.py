@@ -73,6 +73,19 @@ def test_the_server_answers_on_loopback_and_stops(milvus_server: Any, tmp_path: 
     assert process.poll() is not None and own.process is None
 
 
+def test_the_server_keeps_its_log_files_in_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "tmpdir"  # where glog writes when nobody says otherwise
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setenv("TMP", str(scratch))
+    with MilvusServer(tmp_path / "own"):
+        pass
+    assert list(scratch.iterdir()) == []
+    assert list((tmp_path / "own").glob("milvus*.log.*"))
+
+
 def test_a_server_that_dies_at_start_says_why(tmp_path: Path) -> None:
     (tmp_path / "data" / "milvus.db").mkdir(parents=True)  # a folder where its file goes
     server = MilvusServer(tmp_path / "data", timeout=20)

@@ -35,6 +35,7 @@ from llama_index.core.schema import (  # noqa: E402
 
 from ctxselect.adapters import pieces  # noqa: E402
 from ctxselect.adapters.pieces import IndexLike, Piece, SelectOptions  # noqa: E402
+from ctxselect.errors import ConfigError  # noqa: E402
 from ctxselect.types import Selection  # noqa: E402
 
 
@@ -69,6 +70,19 @@ class CtxselectRetriever(BaseRetriever):
         self.options = pieces.check_options(self.index, SelectOptions(**options))
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
+    def retrieve(self, str_or_query_bundle: str | QueryBundle) -> list[NodeWithScore]:
+        """LlamaIndex's ``retrieve``, after checking the query is a str or a QueryBundle.
+
+        Raises:
+            ConfigError: The query is neither (LlamaIndex's own check would raise a
+                pydantic ValidationError about one of its events instead).
+        """
+        return super().retrieve(_checked(str_or_query_bundle))
+
+    async def aretrieve(self, str_or_query_bundle: str | QueryBundle) -> list[NodeWithScore]:
+        """:meth:`retrieve`, async."""
+        return await super().aretrieve(_checked(str_or_query_bundle))
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return _nodes(pieces.select(self.index, query_bundle.query_str, self.options))
 
@@ -78,6 +92,15 @@ class CtxselectRetriever(BaseRetriever):
             pieces.select, self.index, query_bundle.query_str, self.options
         )
         return _nodes(selection)
+
+
+def _checked(query: object) -> str | QueryBundle:
+    if isinstance(query, str | QueryBundle):
+        return query
+    raise ConfigError(
+        f"query must be a str or a llama_index QueryBundle, got {type(query).__name__} "
+        f"{query!r:.60}: pass the question as text"
+    )
 
 
 def _nodes(selection: Selection) -> list[NodeWithScore]:

@@ -130,7 +130,8 @@ class MilvusServer:
         """
         exe = binary()
         self.folder.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "LD_LIBRARY_PATH": str(exe.parent)}
+        # glog writes its files into the data folder, not the temporary directory
+        env = {**os.environ, "LD_LIBRARY_PATH": str(exe.parent), "GLOG_log_dir": str(self.folder)}
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [str(exe), str(self.folder / DB_NAME), f"{HOST}:{self.port}", "ERROR"],
