@@ -31,6 +31,7 @@ class Document:
         title: A title kept apart from ``text`` (BEIR title, HTML <title>); may be empty.
         source: Where the document came from (file path, or ``file.jsonl:line``).
         content_hash: Hex SHA-256 of ``title`` and ``text``; unchanged hash, unchanged work.
+            Left empty, ``add_documents`` computes one (over kind and fields too).
         kind: Loader that produced it: ``text``, ``markdown``, ``rst``, ``code``, ``html``,
             ``pdf``, ``beir``.
         fields: User metadata as ``(key, value)`` pairs, values as strings: a BEIR line's

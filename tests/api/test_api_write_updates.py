@@ -168,6 +168,21 @@ def test_add_and_remove_single_documents(tmp_path):
         cs.add_documents([Document("c", "x y", content_hash="c")], ix, chunk=SPEC)
 
 
+def test_documents_made_without_a_hash_are_replaced_when_they_change(tmp_path):
+    ix = tmp_path / "ix"
+    assert cs.add_documents([Document("a", "alpha wombat")], ix).added == 1
+    report = cs.add_documents([Document("a", "new quokka")], ix)
+    assert (report.added, report.updated, report.unchanged) == (0, 1, 0)
+    with cs.open_index(ix) as idx:
+        assert idx.get_document("a").text == "new quokka"
+        assert [h.doc_id for h in idx.search("quokka")] == ["a"] and idx.search("wombat") == []
+    assert cs.add_documents([Document("a", "new quokka")], ix).unchanged == 1  # same again
+    tagged = Document("a", "new quokka", fields=(("lang", "en"),))
+    assert cs.add_documents([tagged], ix).updated == 1  # its fields are part of it too
+    with cs.open_index(ix) as idx:
+        assert idx.search("quokka", where={"lang": "en"})[0].doc_id == "a"
+
+
 def test_an_open_index_sees_commits_from_another_process(tmp_path, docs):
     ix = tmp_path / "ix"
     cs.add_documents(list(docs.values()), ix, chunk=SPEC)

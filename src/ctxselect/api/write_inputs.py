@@ -8,6 +8,7 @@ empty or repeated ``doc_id``, text that is not valid UTF-8) are refused by name.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from ctxselect import chunk as _chunk
 from ctxselect.api.sync import read_manifest
 from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError, InputError
+from ctxselect.ingest.text import content_hash
 from ctxselect.stores import Store
 from ctxselect.types import Document
 
@@ -41,7 +43,8 @@ def path_list(paths: PathArg | Sequence[PathArg] | None) -> list[PathArg]:
 
 
 def check_documents(documents: Sequence[Document]) -> list[Document]:
-    """Refuse documents the index cannot store, naming the first bad one.
+    """Refuse documents the index cannot store, naming the first bad one; give each
+    document made without a ``content_hash`` the hash of what it holds (:func:`hashed`).
 
     Raises:
         InputError: An item is not a Document, a ``doc_id`` is empty or appears twice,
@@ -70,7 +73,21 @@ def check_documents(documents: Sequence[Document]) -> list[Document]:
             _check_encodable(doc, name, str(getattr(doc, name)))
         for key, value in doc.fields:
             _check_encodable(doc, f"field {key!r}", f"{key}{value}")
-    return docs
+    return [doc if doc.content_hash else hashed(doc) for doc in docs]
+
+
+def hashed(doc: Document) -> Document:
+    """``doc`` with the hash of its title, text, kind and fields as its ``content_hash``.
+
+    The hash is what tells a write that a document changed: without one, a new text for
+    the same ``doc_id`` would look unchanged and be dropped. Files and BEIR lines get
+    theirs when loaded (title and text); a document made by hand gets this one, which
+    also covers the kind and fields it was given.
+    """
+    extra = "".join(f"\x00{key}\x00{value}" for key, value in doc.fields)
+    return dataclasses.replace(
+        doc, content_hash=content_hash(doc.title, f"{doc.text}\x00{doc.kind}{extra}")
+    )
 
 
 def _check_encodable(doc: Document, name: str, value: str) -> None:
