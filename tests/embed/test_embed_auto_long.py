@@ -172,3 +172,27 @@ def test_a_config_file_saying_auto_keeps_the_index_policy(limited_hash, tmp_path
         sources["embed_long"]["source"]
         == f"config {config}; the index has windows, which auto keeps"
     )
+
+
+def test_an_index_whose_first_writes_had_no_chunks_lets_the_first_chunks_choose(
+    limited_hash, tmp_path
+) -> None:
+    empty = tmp_path / "docs"
+    empty.mkdir()
+    index = tmp_path / "idx"
+    index_paths([empty], index, chunk=CHUNK, embedder="hash")
+    undecided = f"truncated at {LIMIT} word pieces (auto: 0 of 0 chunks are code)"
+    assert settings(index)["embed_long"] == undecided
+    index_paths([empty], index, embedder="hash")  # still nothing: still undecided
+    assert settings(index)["embed_long"] == undecided
+    code(empty, 3)
+    index_paths([empty], index)  # the first chunks are code: windows
+    assert model_id(index) == WINDOWED
+    assert settings(index)["embed_long"] == f"{WINDOWS_SAID} (auto: 3 of 3 chunks are code)"
+    with open_index(index) as idx:
+        assert idx.search("handler_1_3 value", 1, "dense")[0].doc_id == "module1.py"
+    added = tmp_path / "added"  # the same through add_documents on an empty index
+    add_documents([], added, chunk=CHUNK, embedder="hash")
+    docs = [Document(f"m{i}.py", "def f(x):\n    return x\n" * 20, kind="code") for i in range(2)]
+    add_documents(docs, added)
+    assert model_id(added) == WINDOWED

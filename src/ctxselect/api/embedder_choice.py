@@ -6,6 +6,7 @@ embeds a chunk longer than its model reads (``embed_long``).
 does not have yet, from a named embedder with a length limit, :func:`decide_long` chooses
 it from the chunks once they are cut: ``windows`` when most are code, else ``truncate``
 (then the model id is the one an explicit ``truncate`` records: vectors are shared).
+Writes with no chunks decide nothing: the first write that has chunks chooses.
 The manifest keeps why (``embed_long_auto``, :func:`kept_auto`) for ``info``.
 """
 
@@ -76,8 +77,10 @@ def resolve_embedder(
     policy, auto = check_embed_long(embed_long), False
     if policy != AUTO and not dropped:
         embedder = _long_policy(embedder, old, policy)
+    elif embedder is None and old is not None and _undecided(manifest):
+        auto, embedder = True, old.name  # no chunk has chosen yet: this write's may
     elif isinstance(embedder, str) and not dropped:
-        auto, embedder = _auto_named(embedder, old)
+        auto, embedder = _auto_named(embedder, old, _undecided(manifest))
     if dropped or (embedder is None and old is None):
         if ann_threshold is not None and not dropped:
             raise ConfigError(
@@ -106,12 +109,21 @@ def _long_policy(
     return _embed.make_embedder(name, embed_long=embed_long)
 
 
-def _auto_named(name: str, old: EmbedderSpec | None) -> tuple[bool, EmbedderArg]:
+def _auto_named(name: str, old: EmbedderSpec | None, undecided: bool) -> tuple[bool, EmbedderArg]:
     """``auto`` for an embedder named by string: the policy the index records for it (never
     chosen again, so vectors never mix), or whether this write's chunks choose one."""
-    if old is not None and old.name == name:
+    if old is not None and old.name == name and not undecided:
         return False, _embed.make_embedder(name, model_id=old.model_id)
     return name in LIMITS, name
+
+
+def _undecided(manifest: Manifest) -> bool:
+    """``auto`` chose from no chunk at all (an index whose first writes were empty): the
+    first write with chunks chooses, as nothing was embedded that a new policy could mix
+    with."""
+    kept = AutoChoice.from_dict(manifest.embed_long_auto)
+    old = manifest.embedder
+    return kept is not None and kept.chunks == 0 and old is not None and kept.embedder == old.name
 
 
 def decide_long(
