@@ -7,6 +7,8 @@ in ``conftest.py``); the contract suite (``test_store_contract.py``) covers the 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from ctxselect.stores import open_store
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.server import MilvusServer
 from ctxselect.stores.milvus.store import MilvusStore
+from ctxselect.stores.milvus.vectors import MilvusVectorCache
 from ctxselect.types import Document
 
 SPEC = cs.ChunkSpec(chunker="paragraph", size=8, tokenizer="chars4")
@@ -56,6 +59,16 @@ def _raw_chunk_rows(uri: str) -> int:
         return int(rows[0]["count(*)"])
     finally:
         found.close()
+
+
+def _server_module(folder: Path) -> subprocess.Popen[str]:
+    """``python -m ctxselect.stores.milvus.server FOLDER``, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ctxselect.stores.milvus.server", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 # -- the server ----------------------------------------------------------------------
@@ -96,12 +109,7 @@ def test_a_server_that_dies_at_start_says_why(tmp_path: Path) -> None:
 
 
 def test_the_server_module_prints_the_uri(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ctxselect.stores.milvus.server", str(tmp_path / "srv")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _server_module(tmp_path / "srv")
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
@@ -117,6 +125,23 @@ def test_the_server_module_prints_the_uri(tmp_path: Path) -> None:
     assert proc.returncode == 0
     with pytest.raises(StoreUnreachableError):
         open_store(uri)  # the server went with it
+
+
+def test_the_server_module_says_when_its_server_dies(tmp_path: Path) -> None:
+    proc = _server_module(tmp_path / "srv")
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("milvus://")
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        (server_pid,) = [int(c) for c in children]
+        os.kill(server_pid, signal.SIGKILL)  # the Milvus process dies under the module
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)
+    assert proc.returncode == 1
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert "was killed by signal 9" in line and "server.log" in line and "start it again" in line
 
 
 # -- end to end through the CLI ----------------------------------------------------------
@@ -246,6 +271,7 @@ KILLED_WRITER = """
 import os, sys
 import ctxselect as cs
 from ctxselect.stores.milvus.store import MilvusStore
+from ctxselect.stores.milvus.vectors import MilvusVectorCache
 from ctxselect.types import Document
 MilvusStore._flip = lambda self, generation: os._exit(9)  # killed before the commit row
 docs = [Document(f"d{i}", f"delta {i} words", source=f"d{i}") for i in range(3)]
@@ -292,6 +318,37 @@ def test_a_server_gone_mid_session_fails_fast_and_quietly(
     assert time.monotonic() - started < 30
     assert "Traceback" not in capfd.readouterr().err  # the client's own logging is quiet
     found.close()
+
+
+@pytest.mark.parametrize("where", ["vector cache", "commit"])
+def test_a_server_killed_mid_write_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    server = MilvusServer(tmp_path / "killed").start()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nalpha words here\n")
+    owner, name = (
+        (MilvusVectorCache, "put_many") if where == "vector cache" else (MilvusStore, "_flip")
+    )
+    original = getattr(owner, name)
+
+    def killed_first(*args: Any, **kwargs: Any) -> Any:
+        assert server.process is not None
+        server.process.kill()  # the server dies; the write then fails, then its clean-up
+        server.process.wait()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, killed_first)
+    try:
+        result = CliRunner().invoke(
+            cli, ["index", str(docs), "--index", f"{server.uri}/killed", "--embedder", "hash"]
+        )
+    finally:
+        server.stop()
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "Milvus server" in result.stderr or "writing index" in result.stderr
 
 
 def test_the_mcp_server_searches_a_milvus_index(milvus_server: Any, tmp_path: Path) -> None:

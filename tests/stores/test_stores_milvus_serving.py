@@ -103,6 +103,32 @@ def test_bm25_is_served_and_agrees_with_ours(uri: str, monkeypatch: pytest.Monke
     assert "Milvus" in explained.note and explained.terms == ()
 
 
+WORDS = ["apple", "banana", "cherry", "dog", "elephant", "forest", "garden", "house", "island"]
+
+
+def test_served_bm25_scores_are_on_our_scale(
+    milvus_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Milvus multiplies by (k1 + 1), ours does not: with the same tokens (no one-letter
+    words, no stop words) and statistics (a full build) the scores are equal."""
+    uri = milvus_uri(tmp_path, milvus_server)
+    rng = np.random.default_rng(7)
+    texts = {f"d{i}": " ".join(rng.choice(WORDS, size=5 + 3 * i)) for i in range(12)}
+    cs.add_documents(_docs(texts), uri, chunk=SPEC, bm25=served_bm25())
+    queries = ["apple", "forest garden", "cherry dog island"]
+    with cs.open_index(uri) as idx:
+        assert isinstance(idx.retriever("bm25"), MilvusBM25Searcher)
+        served = {q: {h.chunk_id: h.score for h in idx.search(q, 12)} for q in queries}
+        top = max(served["apple"], key=served["apple"].__getitem__)
+        explained = idx.explain("apple", top).score
+    monkeypatch.setenv(SERVE_ENV, "none")
+    with cs.open_index(uri) as idx:
+        ours = {q: {h.chunk_id: h.score for h in idx.search(q, 12)} for q in queries}
+    for query in queries:
+        assert served[query] == pytest.approx(ours[query], rel=1e-5), query
+    assert explained == pytest.approx(ours["apple"][top], rel=1e-5)
+
+
 def test_served_searches_see_one_generation(uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
     cs.remove_documents(["cache"], uri, compact_fraction=None)
     with cs.open_index(uri) as idx:

@@ -157,7 +157,8 @@ def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document
     file reached through a followed link out of the roots keeps the id of its path.
 
     Raises:
-        InputError: A file lies outside every root (a re-scan would drop it).
+        InputError: A file (a BEIR corpus too) lies outside every root (a re-scan would
+            drop it).
     """
     if not roots:
         return list(docs)
@@ -165,10 +166,8 @@ def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document
     real_roots = [os.path.realpath(r) for r in roots]
     out = []
     for doc in docs:
-        if doc.kind == "beir":
-            out.append(doc)
-            continue
-        path = os.path.abspath(doc.source)
+        beir = doc.kind == "beir"  # source: "PATH:LINE" of the corpus file
+        path = os.path.abspath(doc.source.rsplit(":", 1)[0] if beir else doc.source)
         real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
         if _inside(real, real_roots):
             doc_id = _rel(real, os.path.realpath(base))
@@ -176,8 +175,9 @@ def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document
             doc_id = _rel(path, base)
         else:
             raise InputError(
-                f"{doc.source} is outside the index's roots ({', '.join(roots)}): a re-scan "
-                f"would drop it; index its folder with `ctxselect index ROOT...` instead"
+                f"{path if beir else doc.source} is outside the index's roots "
+                f"({', '.join(roots)}): a re-scan would drop it; index its folder with "
+                f"`ctxselect index ROOT...` instead"
             )
-        out.append(dataclasses.replace(doc, doc_id=doc_id))
+        out.append(doc if beir else dataclasses.replace(doc, doc_id=doc_id))
     return out

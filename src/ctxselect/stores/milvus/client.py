@@ -17,6 +17,7 @@ fields, queries filter on those, and the exact strings are compared here.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import logging
@@ -41,7 +42,9 @@ PIECE_BYTES = 48000  # array piece: base64 makes 64,000 characters
 QUERY_MAX = 16384  # Milvus's cap on offset + limit of one query
 IN_BATCH = 1000  # ids in one ``in [...]`` filter
 META = "__meta"
+DENSE = "__dense"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+_RESERVED = re.compile(r"(__meta|__dense[0-9]+)$")  # the names of an index's own collections
 _URI = re.compile(r"^milvus://(?P<host>[^/:]+|\[[^\]]+\]):(?P<port>\d{1,5})/(?P<name>[^/?#]*)$")
 
 
@@ -77,10 +80,18 @@ def parse_uri(uri: str) -> Address:
             f"e.g. milvus://127.0.0.1:19530/notes"
         )
     name, port = found["name"], int(found["port"])
-    if not _NAME.match(name) or name.endswith(META):
+    if not _NAME.match(name):
         raise ConfigError(
             f"cannot open index {uri!r}: {name!r} is not a usable collection name (letters, "
-            f"digits and _, starting with a letter or _, not ending in {META!r})"
+            f"digits and _, starting with a letter or _)"
+        )
+    reserved = _RESERVED.search(name)
+    if reserved is not None:
+        raise ConfigError(
+            f"cannot open index {uri!r}: a NAME ending in {reserved[0]!r} is refused, because "
+            f"an index named {name[: reserved.start()]!r} keeps its own collection under that "
+            f"name (index NAME keeps NAME{META} and NAME{DENSE}DIM beside NAME): "
+            f"pick a NAME that does not end in {META!r} or '{DENSE}' and digits"
         )
     if not 0 < port < 65536:
         raise ConfigError(f"cannot open index {uri!r}: port {port} is not 1-65535")
@@ -113,6 +124,17 @@ def unreachable(address: Address, exc: BaseException) -> StoreUnreachableError:
         f"cannot reach the Milvus server of index {address.uri} ({_short(exc)}): start it "
         f"(locally: `python -m ctxselect.stores.milvus.server DIR`) or fix HOST:PORT"
     )
+
+
+@contextlib.contextmanager
+def reaching(address: Address) -> Iterator[None]:
+    """Turn the client's failures inside the block into :func:`unreachable`'s error."""
+    from pymilvus.exceptions import MilvusException
+
+    try:
+        yield
+    except MilvusException as exc:
+        raise unreachable(address, exc) from exc
 
 
 def _short(exc: BaseException) -> str:
@@ -219,20 +241,32 @@ def chunk_schema(client: Any, bm25: dict[str, Any] | None = None) -> tuple[Any, 
     return schema, index
 
 
-DENSE = "__dense"
-
-
 def dense_name(address: Address, dim: int) -> str:
     """The collection of the chunk vectors of ``dim`` dimensions (server-side ``dense``)."""
     return f"{address.name}{DENSE}{int(dim)}"
 
 
-def dense_names(client: Any, address: Address) -> list[str]:
-    """Every vector collection of the index (one per dimension ever embedded)."""
+def dense_names(client: Any, address: Address, recorded: Sequence[str] | None) -> list[str]:
+    """Every vector collection of the index that exists (one per dimension embedded).
+
+    ``recorded`` is the list the index's layout row keeps (every collection a commit of
+    this index created): only those are the index's, since another index or a user may
+    own a collection whose name looks like one. ``None`` (an index made before the list
+    was kept): the names of the form ``NAME__denseDIM`` whose collection has this layout's
+    vector fields and is not itself an index (no ``...__meta`` beside it).
+    """
+    existing = set(client.list_collections())
+    if recorded is not None:
+        return [n for n in recorded if n in existing]
     prefix = address.name + DENSE
-    return [
-        n for n in client.list_collections() if n.startswith(prefix) and n[len(prefix) :].isdigit()
-    ]
+    found = []
+    for n in sorted(existing):
+        if not (n.startswith(prefix) and n[len(prefix) :].isdigit()) or n + META in existing:
+            continue
+        fields = {f["name"] for f in client.describe_collection(n).get("fields", [])}
+        if {"vector", "chunk_id", "born"} <= fields and "ckey" not in fields:
+            found.append(n)
+    return found
 
 
 def dense_schema(client: Any, dim: int, bm25: dict[str, Any] | None = None) -> tuple[Any, Any]:

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from ctxselect.errors import IndexLockedError
+from ctxselect.stores.milvus.client import reaching, unreachable
 from ctxselect.stores.milvus.rows import meta_row
 
 LEASE_SECONDS = 120.0
@@ -95,7 +96,8 @@ class Lease:
     def __enter__(self) -> Lease:
         deadline = time.monotonic() + max(0.0, self.wait)
         while True:
-            busy = self._try()
+            with reaching(self.store.address):
+                busy = self._try()
             if busy is None:
                 self.store._held.add(self.owner)
                 return self
@@ -112,8 +114,16 @@ class Lease:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.store._held.discard(self.owner)
-        if self.store._client is not None:
+        if self.store._client is None:
+            return
+        from pymilvus.exceptions import MilvusException
+
+        try:
             self.store.drop_lease(self.owner)
+        except MilvusException as gone:
+            if exc is not None:  # the write's own error says what failed: keep it
+                return  # the row stays until it expires, or at once for this host's writers
+            raise unreachable(self.store.address, gone) from gone
 
 
 class LeaseRows:

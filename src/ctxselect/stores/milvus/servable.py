@@ -1,18 +1,23 @@
 """What Milvus can rank as ctxselect does: checks on an index's BM25 settings, its chunk
-vectors and its fusion that decide which modes ``serving`` answers on the server."""
+vectors and its fusion that decide which modes ``serving`` answers on the server, and
+the guards of a served search (a damaged index, an unreachable server)."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
 
 from ctxselect.config import FuseSpec
+from ctxselect.errors import IndexCorruptError
 from ctxselect.manifest import Manifest
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.snapshots import LazyArrays
 
+P = ParamSpec("P")
+R = TypeVar("R")
 RRF_K_MAX = 16384  # Milvus 2.5 takes RRF k in (0, 16384)
 
 
@@ -27,11 +32,11 @@ def plain_rrf(fusion: FuseSpec) -> bool:
 
 
 def has_vectors(store: Any, snapshot: Snapshot) -> bool:
-    """True when the vector collection of the snapshot's dimension exists."""
+    """True when the index has a vector collection of the snapshot's dimension."""
     shape = vectors_shape(snapshot)
     if shape is None:
         return False
-    return bool(store._client.has_collection(mc.dense_name(store.address, shape[1])))
+    return bool(store.owns_dense(mc.dense_name(store.address, shape[1])))
 
 
 def vectors_shape(snapshot: Snapshot) -> tuple[int, ...] | None:
@@ -55,3 +60,35 @@ def same_bm25(collection: Mapping[str, Any] | None, manifest: Mapping[str, Any])
     return all(ours[k] == v for k, v in collection.items() if k in ours) and not any(
         v for k, v in ours.items() if k not in collection
     )
+
+
+def check_rows(store: Any, snapshot: Snapshot, expr: str) -> None:
+    """Refuse to answer "no match" from an index whose chunk rows are gone (one query,
+    made only when a search found nothing): the manifest counts live chunks, and no row
+    of the chunk collection matches ``expr`` (the generation's live rows).
+
+    Raises:
+        IndexCorruptError: The generation counts chunks but none of its rows exist.
+    """
+    counted = int((snapshot.manifest.get("counts") or {}).get("chunks", 0))
+    name, uri = store.address.name, store.uri
+    if not counted or store._client.query(name, filter=expr, output_fields=["id"], limit=1):
+        return
+    raise IndexCorruptError(
+        f"index {uri} is damaged: its generation {snapshot.generation} counts {counted} "
+        f"chunks but collection {name!r} holds none of them (deleted by something other "
+        f"than this index's commits): check it with `ctxselect verify --index {uri}` and "
+        f"rebuild with `ctxselect index PATH... --index {uri}`"
+    )
+
+
+def searching(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn the client's failures of a search into one-line errors naming the URI."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        searcher: Any = args[0]
+        with mc.reaching(searcher.store.address):
+            return method(*args, **kwargs)
+
+    return wrapper

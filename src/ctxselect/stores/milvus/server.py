@@ -210,7 +210,21 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             while server.process is not None and server.process.poll() is None:
                 time.sleep(0.5)
-    return 0
+        code = None if server.process is None else server.process.poll()
+    if code is None:  # stopped by Ctrl-C or SIGTERM, as asked
+        return 0
+    print(died(server, code), file=sys.stderr)
+    return 1
+
+
+def died(server: MilvusServer, code: int) -> str:
+    """The one line that says the server process ended by itself, why, and what to do."""
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    return (
+        f"error: the Milvus Lite server on {HOST}:{server.port} {how}; its log "
+        f"({server.log}) ends: {server.tail()[-200:]!r}: start it again with "
+        f"`python -m ctxselect.stores.milvus.server {server.folder}` (the data is kept)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ Where Milvus's BM25 differs from ours (docs/14-milvus.md):
   a write in progress; ours count the live rows only. After a full build with no later
   change they are the same rows.
 - IDF and scoring: Lucene's ``log(1 + (N - df + 0.5) / (df + 0.5))`` and saturation in
-  both, Milvus in float32; its average length comes from its own statistics.
+  both, Milvus in float32; its average length comes from its own statistics. Milvus
+  multiplies by the constant ``(k1 + 1)`` that ours (Lucene >= 8) leaves out: served
+  scores are divided by it (with the same tokens and statistics they equal ours).
 - ``explain`` gives the server's score of the chunk without a per-term breakdown.
 
 ``dense`` searches the collection ``NAME__denseDIM`` (the new chunks' vectors are copied
@@ -49,7 +51,14 @@ from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
-from ctxselect.stores.milvus.servable import has_vectors, plain_rrf, same_bm25, vectors_shape
+from ctxselect.stores.milvus.servable import (
+    check_rows,
+    has_vectors,
+    plain_rrf,
+    same_bm25,
+    searching,
+    vectors_shape,
+)
 from ctxselect.types import Explanation, Hit
 
 SERVE_ENV = "CTXSELECT_MILVUS_SERVE"
@@ -97,6 +106,8 @@ class _Searcher:
     mode = ""
     metric = ""
     field = ""
+    factor = 1.0
+    """What the server's scores are multiplied by to be on our scale."""
 
     def __init__(self, store: Any, snapshot: Snapshot) -> None:
         self.store = store
@@ -131,6 +142,7 @@ class _Searcher:
         allows (default: all)."""
         return self.search_many({"": query}, k, mask=mask)[""]
 
+    @searching
     def search_many(
         self, queries: Mapping[str, str], k: int = 10, *, mask: RowMask | None = None
     ) -> dict[str, list[Hit]]:
@@ -163,12 +175,14 @@ class _Searcher:
         dead = set(self._dead) if extra else set()
         for qid, hits in zip(qids, found, strict=True):
             scored = [
-                (float(h["distance"]), h["entity"]["chunk_id"], int(h["id"]), h["entity"])
+                (self.factor * h["distance"], h["entity"]["chunk_id"], int(h["id"]), h["entity"])
                 for h in hits
                 if h["id"] not in dead and self.keep(float(h["distance"]))
             ]
             scored.sort(key=lambda found: (-found[0], found[1]))
             out[qid] = self._hits(scored[:k])
+        if mask is None and not any(out.values()):
+            check_rows(self.store, self.snapshot, self._filter)
         return out
 
     def _mask_clause(self, mask: RowMask) -> str | None:
@@ -223,6 +237,7 @@ class _Searcher:
 
     note = ""
 
+    @searching
     def explain(self, query: str, chunk_id: str) -> Explanation:
         """Give the server's score of ``chunk_id`` (no per-term breakdown)."""
         if chunk_id not in self.table.row_of:
@@ -231,7 +246,8 @@ class _Searcher:
             )
         expr = f"{self._filter} and id in {mc.ints(self._ids_of(chunk_id))}"
         found = self._search(self.queries([query]), 1, expr) if query.strip() else [[]]
-        scores = [float(h["distance"]) for h in found[0] if h["entity"]["chunk_id"] == chunk_id]
+        found_id = [h for h in found[0] if h["entity"]["chunk_id"] == chunk_id]
+        scores = [self.factor * h["distance"] for h in found_id]
         return Explanation(query, chunk_id, self.mode, scores[0] if scores else 0.0, (), self.note)
 
     def _ids_of(self, chunk_id: str) -> list[int]:
@@ -258,6 +274,12 @@ class MilvusBM25Searcher(_Searcher):
         "English stems and stop words; statistics over every stored row); it gives no "
         "per-term breakdown: set CTXSELECT_MILVUS_SERVE=none for ours"
     )
+
+    def __init__(self, store: Any, snapshot: Snapshot) -> None:
+        super().__init__(store, snapshot)
+        # Milvus scores idf * tf * (k1 + 1) / (tf + ...); ours (Lucene >= 8) leave out the
+        # constant (k1 + 1): dividing puts served scores on our scale (calibration, tune)
+        self.factor = 1.0 / (1.0 + float((store.layout.get("bm25") or mc.DEFAULT_BM25)["k1"]))
 
 
 class MilvusDenseSearcher(_Searcher):
@@ -291,6 +313,7 @@ class MilvusDenseSearcher(_Searcher):
         """Every embedded chunk has a cosine (only embedded chunks have vectors)."""
         return True
 
+    @searching
     def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Return the stored vectors of ``chunk_ids`` (zero rows for blank chunks), as
         MMR asks a dense retriever."""
@@ -342,6 +365,7 @@ class MilvusHybridSearcher(MilvusDenseSearcher):
         """The whole pool (both sides' top ``depth``), so ties at the cut break on chunk_id."""
         return min(mc.QUERY_MAX, max(k, 2 * self.fusion.depth))
 
+    @searching
     def explain(self, query: str, chunk_id: str) -> Explanation:
         """Give the server's fused score of ``chunk_id`` (0 outside both sides' top depth)."""
         self._ids_of(chunk_id)

@@ -28,12 +28,11 @@ from ctxselect.stores.milvus import snapshots
 from ctxselect.stores.milvus.lease import Lease
 from ctxselect.stores.milvus.vectors import MilvusVectorCache
 from ctxselect.stores.milvus.visible_rows import VisibleRows, document_fields_of
-from ctxselect.stores.milvus.writes import MilvusWrites, local_commits
+from ctxselect.stores.milvus.writes import LAYOUT_ID, MilvusWrites, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document
 
 P = ParamSpec("P")
 R = TypeVar("R")
-LAYOUT_ID = -1
 
 
 def _calling(method: Callable[P, R]) -> Callable[P, R]:
@@ -100,9 +99,9 @@ class MilvusStore(VisibleRows, MilvusWrites):
                 f"`ctxselect index PATH... --index {self.uri}`"
             )
         mc.check_fields(self._client, self.address)
-        for name in [*names, *mc.dense_names(self._client, self.address)]:
-            self._client.load_collection(name)
         self._check_layout()
+        for name in [*names, *self.dense_collections()]:
+            self._client.load_collection(name)
 
     def _create(self) -> None:
         for name, make in (
@@ -113,14 +112,11 @@ class MilvusStore(VisibleRows, MilvusWrites):
             self._client.create_collection(
                 name, schema=schema, index_params=index, consistency_level="Strong"
             )
-        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25}
+        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25, "dense": []}
         self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))])
 
     def _check_layout(self) -> None:
-        rows = self._client.query(
-            self.address.meta, filter=f"id == {LAYOUT_ID}", output_fields=["info"]
-        )
-        self.layout = json.loads(rows[0]["info"]) if rows else {}
+        self.layout = self.read_layout()
         found = self.layout.get("layout")
         if found != mc.LAYOUT_VERSION:
             raise IndexMismatchError(

@@ -33,7 +33,8 @@ class MilvusVectorCache:
 
     def _query(self, expr: str) -> list[dict]:
         meta = self.store.address.meta
-        return mc.query_all(self.store._client, meta, expr, ["id", "key", "info", "data"])
+        with mc.reaching(self.store.address):
+            return mc.query_all(self.store._client, meta, expr, ["id", "key", "info", "data"])
 
     def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """Return the stored vectors of ``model_id`` among ``keys``."""
@@ -58,7 +59,8 @@ class MilvusVectorCache:
             )
             for key, vector in vectors.items()
         ]
-        self.store._put_meta(rows, upsert=True)
+        with mc.reaching(self.store.address):
+            self.store._put_meta(rows, upsert=True)
 
     def prune(self, model_id: str, keep: Sequence[str]) -> int:
         """Keep only ``model_id``'s vectors under ``keep``; return how many went."""
@@ -68,8 +70,9 @@ class MilvusVectorCache:
             for r in self._query('kind == "vec"')
             if r["key"] != model_id or r["info"] not in kept
         ]
-        for part in mc.batches(doomed):
-            self.store._client.delete(self.store.address.meta, filter=f"id in {mc.ints(part)}")
+        with mc.reaching(self.store.address):
+            for part in mc.batches(doomed):
+                self.store._client.delete(self.store.address.meta, filter=f"id in {mc.ints(part)}")
         return len(doomed)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
@@ -25,6 +26,8 @@ from ctxselect.stores.milvus.lease import LeaseRows
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]
+LAYOUT_ID = -1
+"""The layout row's id in the meta collection."""
 _INSERT_ROWS = 256  # rows per insert: at most ~16 MB of 64 KB pieces in one message
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -93,6 +96,8 @@ class MilvusWrites(LeaseRows):
                 f"index {self.uri} changed while it was being compacted: run the command again"
             )
         self.check_lease()
+        if "dense" not in self.layout:  # made before the layout kept the list: keep it now
+            self._record_dense()
         self.remove_leftovers(generation)
         return generation, dict(self.manifest_at(generation))
 
@@ -122,13 +127,42 @@ class MilvusWrites(LeaseRows):
         self._put_meta([self.meta_row(_manifest_id(generation, 0xFFFF), "head", born=generation)])
         _COMMITS[0] += 1
 
+    def read_layout(self) -> dict[str, Any]:
+        """The layout row: how the index was built, and its vector collections."""
+        rows = self._client.query(
+            self.address.meta, filter=f"id == {LAYOUT_ID}", output_fields=["info"]
+        )
+        return dict(json.loads(rows[0]["info"])) if rows else {}
+
+    def dense_collections(self) -> list[str]:
+        """The index's vector collections: only those its layout row records (another
+        index's collection may have a name that looks like one of ours)."""
+        return mc.dense_names(self._client, self.address, self.layout.get("dense"))
+
+    def owns_dense(self, name: str) -> bool:
+        """Whether ``name`` is one of the index's vector collections (the layout row read
+        again when it is not, since another process may have made it since)."""
+        if name in self.dense_collections():
+            return True
+        self.layout = self.read_layout()
+        return name in self.dense_collections()
+
+    def _record_dense(self, extra: Sequence[str] = ()) -> None:
+        """Record the index's vector collections plus ``extra`` in the layout row (read
+        again first: a writer before this one may have recorded one)."""
+        layout = self.read_layout()
+        self.layout = layout
+        owned = self.dense_collections()
+        layout["dense"] = sorted({*owned, *extra})
+        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))], upsert=True)
+
     def remove_leftovers(self, generation: int) -> int:
         """Delete rows of generations after ``generation`` (an interrupted write's)."""
         later = f"born > {generation}"
         kinds = '["doc", "tomb", "blob", "manifest"]'
         found = [
             (name, mc.query_all(self._client, name, later, ["id"]))
-            for name in (self.address.name, *mc.dense_names(self._client, self.address))
+            for name in (self.address.name, *self.dense_collections())
         ]
         meta = mc.query_all(self._client, self.address.meta, f"kind in {kinds} and {later}", ["id"])
         found.append((self.address.meta, meta))
@@ -160,6 +194,7 @@ class MilvusWrites(LeaseRows):
             return  # not one vector per new chunk: dense stays client-side
         name = mc.dense_name(self.address, vectors.shape[1])
         if not self._client.has_collection(name):
+            self._record_dense([name])  # first: a crash after it leaves no unknown collection
             bm25 = self.layout.get("bm25")
             schema, index = mc.dense_schema(self._client, vectors.shape[1], bm25)
             self._client.create_collection(
@@ -187,7 +222,7 @@ class MilvusWrites(LeaseRows):
         )
         chunks = [int(r["ref"]) for r in tombs if r["key"] == "chunk"]
         docs = [int(r["ref"]) for r in tombs if r["key"] == "doc"]
-        for collection in [self.address.name, *mc.dense_names(self._client, self.address)]:
+        for collection in [self.address.name, *self.dense_collections()]:
             for part in mc.batches(chunks):
                 self._client.delete(collection, filter=f"id in {mc.ints(part)}")
         for part in mc.batches(docs):
