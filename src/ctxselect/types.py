@@ -7,6 +7,7 @@ All are frozen dataclasses; ``dataclasses.asdict`` of them is the JSON the CLI p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -329,3 +330,65 @@ class Filter:
         parts += [f"--exclude {g!r}" for g in self.exclude]
         parts += [f"--where {k}={v}" for k, v in self.where]
         return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """A Markdown text's front matter: where its block ends and the fields it sets.
+
+    Attributes:
+        end: Offset just after the closing ``---`` (or ``...``) line; 0 when there is none.
+        fields: The top-level ``key: value`` pairs, quotes and trailing comments removed.
+    """
+
+    end: int = 0
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+_NO_FRONT_MATTER = FrontMatter()
+MAX_FRONT_MATTER_LINES = 200
+MAX_KEY_CHARS = 200
+MAX_VALUE_CHARS = 2000
+_FRONT_MATTER_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?$")
+# blank, indented (nested values), a comment, a list item (a value of the key above), "k:v"
+_FRONT_MATTER_OTHER = re.compile(r"^(\s*|\s.*|#.*|- .*|-|[A-Za-z_][\w.-]*\s*:.*)$")
+
+
+def read_front_matter(text: str) -> FrontMatter:
+    """Read the front matter opening ``text``; the one reader ingest and chunkers share.
+
+    A block is front matter only when a ``---`` first line is closed by ``---`` or ``...``
+    within :data:`MAX_FRONT_MATTER_LINES` lines, every line between is YAML-like (``key:``,
+    blank, indented, a ``#`` comment, a ``- `` item) and at least one is a top-level
+    ``key:``. So a thematic break opening a document, then a ``# heading`` and ``- item``
+    lines, then another break, is content, not metadata. Values are kept as text (PyYAML
+    is not a dependency); a key whose value is on indented lines gives no field.
+    """
+    lines = text.split("\n", MAX_FRONT_MATTER_LINES + 2)
+    if len(lines) < 3 or lines[0].rstrip() != "---":
+        return _NO_FRONT_MATTER
+    offset, keys = len(lines[0]) + 1, False
+    found: dict[str, str] = {}
+    for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]:
+        offset += len(line) + 1
+        line = line.rstrip()
+        if line in ("---", "..."):
+            end = min(offset, len(text))
+            return FrontMatter(end, tuple(found.items())) if keys else _NO_FRONT_MATTER
+        match = _FRONT_MATTER_KEY.match(line)
+        if match is None:
+            if not _FRONT_MATTER_OTHER.match(line):
+                return _NO_FRONT_MATTER
+            continue
+        keys, value = True, _unquote((match.group(2) or "").strip())
+        if value and not value.startswith("#"):
+            found[match.group(1)[:MAX_KEY_CHARS]] = value[:MAX_VALUE_CHARS]
+    return _NO_FRONT_MATTER  # never closed: not front matter
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    if " #" in value and value[0] not in "'\"[{":  # a trailing YAML comment
+        value = value.split(" #", 1)[0].rstrip()
+    return value

@@ -269,3 +269,41 @@ def test_nesting_deeper_than_the_stack_is_cut_by_tokens() -> None:
     doc = Document("deep.py", text, kind="code")
     chunks = CodeChunker(50, 0, CL100K).chunk(doc)
     assert chunks == make_chunker(ChunkSpec("tokens", 50)).chunk(doc)
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "text"),
+    [
+        ("pkg/z.py", "\u200bx = 1\n"),  # a zero-width space the parser does not cover
+        ("pkg/z.py", "\u200b\u200b# lead\ndef f():\n    return 1\n"),
+        ("web/z.ts", "\ufeffexport const a = 1;\n"),
+    ],
+)
+def test_text_before_the_first_node_is_in_the_first_chunk(doc_id: str, text: str) -> None:
+    chunks = chunk(doc_id, text, size=40)
+    assert chunks[0].start == 0 and chunks[0].text.startswith(text[0])
+
+
+def test_a_same_line_comment_stays_with_its_line() -> None:
+    lines = [f"    {n} = compute_{n}({i})  # explain {n}" for i, n in enumerate("abcdef")]
+    text = "def big():\n" + "\n".join(lines) + "\n    return a + b\n"
+    chunks = chunk("pkg/trail.py", text, size=20)
+    assert len(chunks) > 3
+    assert not any(c.text.startswith("#") for c in chunks)
+    for n in "abcdef":
+        assert any(f"{n} = compute_{n}" in c.text and f"# explain {n}" in c.text for c in chunks)
+
+
+BRACES = (
+    "export class Circle {\n  big(): void {\n"
+    + "".join(f"    const v{i} = compute{i}(x, {i});\n" for i in range(20))
+    + "  }\n}\n\nexport const arrow = (a: number): number => a * 2;\n"
+)
+
+
+@pytest.mark.parametrize("size", [40, 64, 100])
+def test_a_lone_closing_brace_joins_the_chunk_before_it(size: int) -> None:
+    chunks = chunk("web/brace.ts", BRACES, size=size)
+    assert not any(set(c.text) <= set("}\n ") for c in chunks)
+    tiny = [c.text for c in chunks if c.n_tokens <= 4]
+    assert all(t.endswith("{") for t in tiny)  # an opener whose next chunk is full

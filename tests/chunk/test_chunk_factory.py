@@ -96,3 +96,19 @@ def test_importing_the_chunk_stage_loads_no_tokenizer_or_parser() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("chunker", "overlap", "layout"),
+    [
+        ("tokens", 0, ""),  # cuts as before: an index built with it is left alone
+        ("tokens", 8, "2"),  # the overlap is counted as one text now
+        ("rst", 8, "2"),
+        ("pdf", 8, "2"),
+        ("markdown", 0, "front-matter-2"),  # front matter only as ingest reads it
+        ("paragraph", 0, ""),
+    ],
+)
+def test_a_chunker_that_cuts_differently_names_a_new_layout(chunker, overlap, layout) -> None:
+    assert make_chunker(ChunkSpec(chunker=chunker, size=64, overlap=overlap)).layout == layout
+    assert make_chunker(ChunkSpec(size=64)).layout.startswith("4")

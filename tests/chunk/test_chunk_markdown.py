@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+
+import pytest
 
 from ctxselect.chunk import MarkdownChunker
-from ctxselect.chunk.markdown import heading_header, headings, section_tree
+from ctxselect.chunk.markdown import front_matter_end, heading_header, headings, section_tree
+from ctxselect.ingest.fields import front_matter
 from ctxselect.tokens import get_counter
-from ctxselect.types import Chunk, Document
+from ctxselect.types import Chunk, Document, read_front_matter
 
 CL100K = get_counter("cl100k")
 USAGE = "\n\n".join(
@@ -190,3 +194,89 @@ def test_a_rule_before_prose_is_not_front_matter():
     text = "---\nJust a thought, not metadata.\n---\n\nMore prose.\n"
     chunks = MarkdownChunker(counter=CL100K).chunk(Document("hr.md", text))
     assert chunks[0].start == 0 and any("Just a thought" in c.text for c in chunks)
+
+
+def test_a_rule_then_a_heading_and_a_list_is_content_not_front_matter():
+    text = "---\n# Release notes\n- fixed the parser\n- faster index\n---\n\nThanks to everyone.\n"
+    chunks = MarkdownChunker(counter=CL100K).chunk(Document("rule.md", text))
+    kept = "".join(c.text for c in chunks)
+    assert front_matter_end(text) == 0
+    assert "Release notes" in kept and "faster index" in kept and "Thanks" in kept
+    assert [c.header for c in chunks if "Release notes" in c.text] == ["Release notes"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\n# Release notes\n- fixed the parser\n---\n\nbody\n",
+        "---\n# only a comment\n---\nbody\n",
+        "---\n- a\n- b\n---\nbody\n",
+        "---\ntitle: Guide\n---\nbody\n",
+        "---\ntags:\n  - a\n  - b\n---\nbody\n",
+        "---\ntitle: x\nJust prose here.\n---\nbody\n",
+        "---\nkind: note\n...\nbody\n",
+    ],
+)
+def test_the_chunker_hides_a_block_exactly_when_ingest_reads_it_as_front_matter(text):
+    block = read_front_matter(text)
+    hidden = front_matter_end(text)
+    assert hidden == block.end
+    if front_matter(text):  # fields were read: the block is in no chunk
+        assert hidden > 0
+    chunks = MarkdownChunker(counter=CL100K).chunk(Document("fm.md", text))
+    assert all(c.start >= hidden for c in chunks)
+    assert (hidden == 0) == any(c.start < text.index("body") for c in chunks)
+
+
+class CountingCounter:
+    """cl100k, remembering how many characters ``count`` was asked to read."""
+
+    name = "cl100k"
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def count(self, text: str) -> int:
+        self.chars += len(text)
+        return CL100K.count(text)
+
+
+def dropping_one_at_a_time(chunker: MarkdownChunker, doc: Document) -> list[tuple]:
+    """The rows as the chunker made them before: the longest run, shrunk one unit at a time."""
+    text, units, out, i = doc.text, chunker._units(doc.text), [], 0
+    while i < len(units):
+        unit = units[i]
+        if unit.n_tokens > chunker.size:
+            out.extend(p[:3] for p in chunker.splitter.split(text, unit.start, unit.end))
+            i += 1
+            continue
+        key = unit.key or object()  # no key: merges with nothing
+        siblings = itertools.takewhile(lambda u, key=key: u.key is key, units[i + 1 :])
+        sums = itertools.accumulate((u.n_tokens for u in siblings), initial=unit.n_tokens)
+        longest = i + sum(1 for total in sums if total <= chunker.size)
+        exact = (
+            (s, CL100K.count(text[unit.start : units[s - 1].end])) for s in range(longest, i, -1)
+        )
+        stop, n = next(((s, n) for s, n in exact if n <= chunker.size), (i + 1, unit.n_tokens))
+        out.append((unit.start, units[stop - 1].end, n))
+        i = stop
+    return out
+
+
+MANY = "# Top\n\n" + "".join(f"## H{i}\n\nalpha beta {i}\n\n" for i in range(3000))
+
+
+@pytest.mark.parametrize("size", [8, 100, 1000, 8192, 20000])
+def test_runs_of_many_small_sections_are_cut_as_before(size: int) -> None:
+    chunker = MarkdownChunker(size, 0, CL100K)
+    guide = sorted(Path(__file__).parents[2].glob("docs/0*.md"))[0].read_text(encoding="utf-8")
+    doc = Document("many.md", guide + "\n\n" + MANY)
+    got = [(c.start, c.end, c.n_tokens) for c in chunker.chunk(doc)]
+    assert got == dropping_one_at_a_time(chunker, doc)
+
+
+def test_a_large_size_reads_the_text_a_few_times_not_once_per_section() -> None:
+    counter = CountingCounter()
+    chunks = MarkdownChunker(20000, 0, counter).chunk(Document("many.md", MANY))
+    assert len(chunks) == 2 and chunks[-1].end == len(MANY.rstrip())
+    assert counter.chars < 30 * len(MANY)  # 12x; dropping one section at a time: 140x

@@ -102,3 +102,14 @@ def test_scifact_at_512_tokens_keeps_every_invariant(scifact_dir: Path) -> None:
             assert c.chunk_id == f"{doc.doc_id}#{i}" and doc.text[c.start : c.end] == c.text
             assert c.n_tokens <= 512 and c.header == doc.title
     assert sum(map(len, chunks)) > len(docs)  # the long abstracts were cut
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(40, 8), (30, 8), (64, 16)])
+def test_the_overlap_never_repeats_more_tokens_than_asked(size: int, overlap: int) -> None:
+    # atoms counted apart ("why." and " ") can sum below their joined text ("why. "...)
+    text = ("Each hit shows the ranked chunks it left out and why. " * 3 + "\n\n") * 3
+    text += "indexing `./handbook` that contains `setup/linux.md` yields the id. " * 4
+    chunks = chunk(text, size, overlap)
+    shared = [text[b.start : a.end] for a, b in itertools.pairwise(chunks)]
+    assert all(s for s in shared)  # some text is repeated between every two pieces
+    assert max(CL100K.count(s) for s in shared) <= overlap

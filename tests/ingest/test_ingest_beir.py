@@ -48,6 +48,31 @@ def test_beir_records_that_are_empty_or_too_large_are_counted(tmp_path: Path) ->
     result = load_paths(tmp_path, max_bytes=200)
     assert [d.doc_id for d in result.documents] == ["b", "d"]
     assert (result.report.empty, result.report.too_large) == (1, 1)
+    size = len(json.dumps(records[2])) + 1
+    why = f"too large: {size:,} bytes > --max-bytes 200"
+    assert result.report.skipped_files == ((f"{tmp_path / 'c.jsonl'}:3", why),)
+    assert f"c.jsonl:3 ({why})" in result.report.summary()
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "walked/corpus.jsonl"])
+def test_a_corpus_opening_with_a_utf8_bom_loads_whole(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(b"\xef\xbb\xbf" + jsonl(CORPUS).encode())
+    result = load_paths(path if "/" not in name else path.parent)
+    assert [d.doc_id for d in result.documents] == ["7", "d1", "d2"]
+    assert (result.report.unsupported, result.report.unreadable) == (0, ())
+
+
+@pytest.mark.parametrize("bad_id", ["", "  "])
+def test_an_empty_id_is_a_bad_line(tmp_path: Path, bad_id: str) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(jsonl([CORPUS[1], {"_id": bad_id, "text": "no id"}]), encoding="utf-8")
+    with pytest.raises(InputError, match=f'{path}:2: "_id" is empty.*give that line an id'):
+        load_paths(path)
+    walked = load_paths(tmp_path)
+    assert [d.doc_id for d in walked.documents] == ["d1"]
+    assert "line 2:" in walked.report.unreadable[0][1]
 
 
 def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:

@@ -93,3 +93,14 @@ def test_beir_metadata_changes_the_content_hash_only_when_present(tmp_path):
     after = {d.doc_id: d.content_hash for d in load_paths([path]).documents}
     assert before["d3"] != after["d3"]  # re-indexed: its stored fields change
     assert before["d4"] == after["d4"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\n# Release notes\n- fixed the parser\n- faster index\n---\n\nThanks.\n",
+        "---\ntitle: x\nJust prose, not YAML.\n---\nbody\n",
+    ],
+)
+def test_a_block_that_is_not_yaml_like_metadata_gives_no_fields(text):
+    assert front_matter(text) == ()

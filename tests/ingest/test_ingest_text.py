@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -64,3 +65,10 @@ def test_html_pre_is_kept_and_breaks_become_lines() -> None:
 def test_html_deep_nesting_does_not_recurse() -> None:
     _, text = html_to_text("<div>" * 5000 + "deep" + "</div>" * 5000)
     assert text == "deep"
+
+
+@pytest.mark.parametrize("cr", ["&#13;", "&#x0D;", "&#13;\n"])
+def test_html_pre_carriage_return_entities_become_newlines(cr: str) -> None:
+    _, text = html_to_text(f"<body><pre>line1{cr}line2{cr}line3</pre><p>a{cr}b</p></body>")
+    assert "\r" not in text
+    assert text == "line1\nline2\nline3\n\na b"

@@ -22,7 +22,7 @@ __getattr__ = lazy(
         "add_documents": "ctxselect.api.write",
         "add_paths": "ctxselect.api.write",
         "build_index": "ctxselect.api.write",
-        "chunk_file": "ctxselect.api.write",
+        "chunk_file": "ctxselect.api.chunking",
         "compact_index": "ctxselect.api.write",
         "index_paths": "ctxselect.api.write",
         "load_project_config": "ctxselect.api.project",

@@ -30,7 +30,7 @@ from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.code_grammars import DEFINITIONS, GRAMMARS, LEADING, WRAPPERS, label_of
 from ctxselect.chunk.recursive import RecursiveSplitter
 from ctxselect.chunk.sized import SizedChunker
-from ctxselect.chunk.spans import Row, has_text, to_chunks, trim
+from ctxselect.chunk.spans import Row, has_text, longest_run, to_chunks, trim
 from ctxselect.chunk.tokens import TokenChunker
 from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
@@ -40,6 +40,8 @@ from ctxselect.types import Chunk, Document
 EXTRA = "code"
 PATH_SEPARATOR = " > "
 _SHOWN_LABELS = 3
+TINY_TOKENS = 4
+"""A run this small (``}``, ``export class Circle {``) is joined to a neighbour."""
 
 
 def code_language(name: str) -> str | None:
@@ -122,6 +124,10 @@ class _Unit:
     owner: int = -1
 
 
+_Run = tuple[list[_Unit], int, tuple[str, ...]]
+"""Units packed into one chunk, their exact tokens, and the scope its header names."""
+
+
 def _char_offsets(text: str, data: bytes) -> list[int] | None:
     """Map UTF-8 byte offsets to character offsets (None when the text is ASCII)."""
     if len(data) == len(text):
@@ -152,6 +158,9 @@ class CodeChunker(SizedChunker):
     """
 
     name = "code"
+    # 2: same-line comments stay on their line, runs of <= 4 tokens join a neighbour,
+    # text before the first node is kept, and the overlap is counted as one text
+    layout = "2"
 
     def __init__(
         self,
@@ -182,14 +191,20 @@ class CodeChunker(SizedChunker):
         module = GRAMMARS[_suffix(doc.doc_id)][0]
         walk = _Walk(self, doc.text, DEFINITIONS[module])
         try:
-            units = walk.units(tree.root_node, ())
+            units = walk.units(tree.root_node, (), bounds=(0, len(doc.text)))
         except RecursionError:  # nesting deeper than Python's stack: cut it by tokens
             return self.tokens.chunk(doc)
         return to_chunks(doc, self._rows(doc, units))
 
     def _rows(self, doc: Document, units: list[_Unit]) -> Iterator[Row]:
         """Pack runs of units with the same scope up to ``size``; one row per run."""
-        text, i = doc.text, 0
+        for run, n, scope in self._absorb_tiny(doc.text, self._runs(doc.text, units)):
+            yield Row(run[0].start, run[-1].end, n, self._header(doc, run, scope))
+
+    def _runs(self, text: str, units: list[_Unit]) -> list[_Run]:
+        """Split ``units`` into the longest runs of one scope (and owner) that fit."""
+        runs: list[_Run] = []
+        i = 0
         while i < len(units):
             first, stop, total = units[i], i + 1, units[i].n_tokens
             while (
@@ -199,17 +214,38 @@ class CodeChunker(SizedChunker):
             ):
                 total += units[stop].n_tokens
                 stop += 1
-            while True:  # the text between units costs tokens too: count exactly
-                n = self.counter.count(text[first.start : units[stop - 1].end])
-                if n <= self.size or stop - i == 1:
-                    break
-                stop -= 1
-            run = units[i:stop]
-            yield Row(first.start, run[-1].end, n, self._header(doc, run))
+            stop, n = longest_run(self.counter, self.size, text, units, i, stop)
+            runs.append((units[i:stop], n, first.scope))
             i = stop
+        return runs
 
-    def _header(self, doc: Document, run: list[_Unit]) -> str:
-        scope = run[0].scope
+    def _absorb_tiny(self, text: str, runs: list[_Run]) -> list[_Run]:
+        """Join each run of at most :data:`TINY_TOKENS` to a neighbour it fits with.
+
+        An opener (``export class Circle {``, a line ending in ``{``, ``(``, ``[`` or ``:``)
+        joins the run after it, anything else (a closing ``}``, a lone ``\"\"\"``) the
+        run before it, and the other neighbour when that one is full. The joined run
+        keeps the neighbour's scope.
+        """
+        out = list(runs)
+        i = 0
+        while i < len(out):
+            run, n, _ = out[i]
+            opener = text[run[-1].end - 1] in "{([:"
+            for j in (i + 1, i - 1) if opener else (i - 1, i + 1):
+                if n > TINY_TOKENS or not 0 <= j < len(out):
+                    continue  # not tiny, or no neighbour on that side
+                a, b = min(i, j), max(i, j)
+                joined = out[a][0] + out[b][0]
+                count = self.counter.count(text[joined[0].start : joined[-1].end])
+                if count <= self.size:
+                    out[a : b + 1] = [(joined, count, out[j][2])]
+                    i = a - 1  # look at the joined run again (two tiny runs can join)
+                    break
+            i += 1
+        return out
+
+    def _header(self, doc: Document, run: list[_Unit], scope: tuple[str, ...]) -> str:
         labels = [u.label for u in run if u.label and u.label != (scope[-1] if scope else "")]
         if len(labels) > _SHOWN_LABELS:
             labels = [*labels[:_SHOWN_LABELS], "..."]
@@ -235,16 +271,24 @@ class _Walk:
         a, b = node.start_byte, node.end_byte
         return (a, b) if self.chars is None else (self.chars[a], self.chars[b])
 
-    def units(self, node: Any, scope: tuple[str, ...], inherited: str = "") -> list[_Unit]:
+    def units(
+        self,
+        node: Any,
+        scope: tuple[str, ...],
+        inherited: str = "",
+        bounds: tuple[int, int] | None = None,
+    ) -> list[_Unit]:
         """Return the units of ``node``'s children, in order, covering all its text.
 
         ``inherited`` is the label of a wrapper being split (``export function f``): the
-        definition inside it does not repeat the label in the scope.
+        definition inside it does not repeat the label in the scope. ``bounds`` widens the
+        span covered (the root's: the whole file, so text before its first node, such as
+        a zero-width space the parser skips, is in a chunk too).
         """
         groups = self._groups(node.children)
+        first, last = bounds or self.span(node)
         # Text between children (a string's content around its escapes) joins the next.
-        edges = [self.span(node)[0]] + [self.span(g[-1])[1] for g, _ in groups[:-1]]
-        edges.append(self.span(node)[1])
+        edges = [first] + [self.span(g[-1])[1] for g, _ in groups[:-1]] + [last]
         spans = [trim(self.text, a, b) for a, b in itertools.pairwise(edges)]
         counts = count_many(self.chunker.counter, [self.text[a:b] for a, b in spans])
         out: list[_Unit] = []
@@ -291,11 +335,15 @@ class _Walk:
         """Group comments, decorators and attributes with the node after them.
 
         Returns ``(nodes, main)`` pairs, ``main`` being the node that names the group;
-        trailing comments join the group before them.
+        trailing comments join the group before them, and so does a comment on the line
+        a node ends on (``x = 1  # why``): it explains that line, not the next.
         """
         groups: list[tuple[list[Any], Any]] = []
         pending: list[Any] = []
         for child in children:
+            if not pending and groups and _same_line_comment(groups[-1][0][-1], child):
+                groups[-1][0].append(child)
+                continue
             pending.append(child)
             if not child.type.endswith(LEADING):
                 groups.append((pending, child))
@@ -305,6 +353,11 @@ class _Walk:
         elif pending:
             groups.append((pending, pending[-1]))
         return groups
+
+
+def _same_line_comment(before: Any, node: Any) -> bool:
+    """Tell whether ``node`` is a comment starting on the line ``before`` ends on."""
+    return "comment" in node.type and node.start_point[0] == before.end_point[0]
 
 
 def _suffix(doc_id: str) -> str:

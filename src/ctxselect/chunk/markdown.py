@@ -19,18 +19,15 @@ from typing import Any
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.recursive import RecursiveSplitter
 from ctxselect.chunk.sized import SizedChunker
-from ctxselect.chunk.spans import Row, has_text, to_chunks, trim
+from ctxselect.chunk.spans import Row, has_text, longest_run, to_chunks, trim
 from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
-from ctxselect.types import Chunk, Document
+from ctxselect.types import Chunk, Document, read_front_matter
 
 # The line breaks markdown-it normalises to "\n", so its line numbers match ours.
 NEWLINE = re.compile(r"\r\n?|\n")
 PATH_SEPARATOR = " > "
-MAX_FRONT_MATTER_LINES = 200  # as ingest's front matter reader
-# blank, indented (nested values), a comment, a list item, or "key:"
-_YAML_LINE = re.compile(r"^(\s*|\s.*|#.*|- .*|[A-Za-z_][\w.-]*\s*:.*)$")
 
 
 @dataclass(slots=True, eq=False)
@@ -65,20 +62,11 @@ class Section:
 def front_matter_end(text: str) -> int:
     """Return the offset just after a front matter block's closing line (0: none).
 
-    Only a block of YAML-like lines counts, so a document that opens with a thematic
-    break (``---``) followed by prose loses nothing.
+    The block is read by :func:`ctxselect.types.read_front_matter`, as ingest reads the
+    fields, so a document that opens with a thematic break (``---``) followed by prose,
+    or by a ``# heading`` and ``- item`` lines and another break, loses nothing.
     """
-    lines = text.split("\n", MAX_FRONT_MATTER_LINES + 2)
-    if len(lines) < 3 or lines[0].rstrip() != "---":
-        return 0
-    offset = len(lines[0]) + 1
-    for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]:
-        offset += len(line) + 1
-        if line.rstrip() in ("---", "..."):
-            return min(offset, len(text))
-        if not _YAML_LINE.match(line.rstrip("\r")):
-            return 0
-    return 0
+    return read_front_matter(text).end
 
 
 @functools.cache
@@ -183,7 +171,9 @@ class MarkdownChunker(SizedChunker):
     """
 
     name = "markdown"
-    layout = "front-matter"  # front matter is in no chunk (before: a chunk of its own)
+    # front-matter: front matter is in no chunk (before: a chunk of its own); 2: only a
+    # block ingest reads as front matter, and the overlap is counted as one text
+    layout = "front-matter-2"
 
     def __init__(
         self,
@@ -242,14 +232,8 @@ class MarkdownChunker(SizedChunker):
             ):
                 total += units[stop].n_tokens
                 stop += 1
-            while stop - i > 1:  # the text between units costs tokens too: count exactly
-                n = self.counter.count(doc.text[unit.start : units[stop - 1].end])
-                if n <= self.size:
-                    parent = unit.key or unit.section  # a run of several always has a key
-                    rows.append(self._row(doc, unit.start, units[stop - 1].end, n, parent))
-                    break
-                stop -= 1
-            else:
-                rows.append(self._row(doc, unit.start, unit.end, unit.n_tokens, unit.section))
+            stop, n = longest_run(self.counter, self.size, doc.text, units, i, stop)
+            owner = (unit.key or unit.section) if stop - i > 1 else unit.section
+            rows.append(self._row(doc, unit.start, units[stop - 1].end, n, owner))
             i = stop
         return rows

@@ -61,7 +61,11 @@ class PdfChunker(MarkdownChunker):
     """
 
     name = "pdf"
-    layout = ""  # unchanged: front matter is Markdown's
+
+    @property
+    def layout(self) -> str:  # type: ignore[override]
+        """``2`` with an overlap: counted as one text (before: per piece, 1 over at times)."""
+        return "2" if self.overlap else ""
 
     def _tree(self, text: str) -> Section:
         pages = [(start, start, 1, "") for start in page_starts(text)]

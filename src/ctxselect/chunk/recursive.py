@@ -200,9 +200,9 @@ class RecursiveSplitter:
     ) -> tuple[int, int]:
         """Return ``(first, fresh)`` for the next piece after ``atoms[first:stop]``.
 
-        The overlap is the longest run of trailing atoms within ``overlap`` tokens, never
-        the whole previous piece. A last atom above the overlap is cut finer first, so
-        some text is repeated whenever the last character allows it.
+        The overlap is the longest run of trailing atoms whose text together is within
+        ``overlap`` tokens, never the whole previous piece. A last atom above the overlap
+        is cut finer first, so some text is repeated whenever the last character allows it.
         """
         if not self.overlap or stop == len(atoms):
             return stop, stop
@@ -215,4 +215,13 @@ class RecursiveSplitter:
         while start - 1 > first and total + atoms[start - 1].n_tokens <= self.overlap:
             start -= 1
             total += atoms[start].n_tokens
+        # atoms counted apart can sum below the text they make together: count it whole
+        end = atoms[stop - 1].end
+        while start < stop and self._count_span(text, atoms[start].start, end) > self.overlap:
+            start += 1
         return start, stop
+
+    def _count_span(self, text: str, start: int, end: int) -> int:
+        """Count the tokens of ``text[start:end]`` trimmed, as a piece holding it would."""
+        start, end = trim(text, start, end)
+        return self.counter.count(text[start:end])

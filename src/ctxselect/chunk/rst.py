@@ -158,7 +158,11 @@ class RstChunker(MarkdownChunker):
     """
 
     name = "rst"
-    layout = ""  # unchanged: front matter is Markdown's
+
+    @property
+    def layout(self) -> str:  # type: ignore[override]
+        """``2`` with an overlap: counted as one text (before: per piece, 1 over at times)."""
+        return "2" if self.overlap else ""
 
     def _tree(self, text: str) -> Section:
         return section_tree(text, headings(text))

@@ -23,6 +23,7 @@ from ctxselect.types import Document
 
 _EXPECTED = 'one JSON object per line with "_id" and "text" (and optionally "title")'
 _PROGRESS_STEP = 1 << 20
+BOM = b"\xef\xbb\xbf"  # one UTF-8 byte-order mark opening the file is not part of line 1
 
 
 def load_beir(
@@ -61,8 +62,10 @@ def load_beir(
             if advance is not None and pending >= _PROGRESS_STEP:
                 advance(pending)
                 pending = 0
+            if lineno == 1:
+                raw = raw.removeprefix(BOM)
             if len(raw) > max_bytes:
-                tally.too_large += 1
+                tally.skip_too_large(f"{path}:{lineno}", len(raw), max_bytes)
                 continue
             line, replaced = decode(raw)
             if not line.strip():
@@ -94,7 +97,8 @@ def looks_like_beir(path: str) -> bool:
     """Tell whether the first non-empty line of ``path`` is a BEIR corpus record."""
     try:
         with open(path, "rb") as handle:
-            for raw in handle:
+            for lineno, raw in enumerate(handle, 1):
+                raw = raw.removeprefix(BOM) if lineno == 1 else raw
                 if raw.strip():
                     record = json.loads(decode(raw)[0])
                     return isinstance(record, dict) and "_id" in record and "text" in record
@@ -128,6 +132,11 @@ def _document(
         raise InputError(
             f'{path}:{lineno}: "_id" must be a string or integer, got {doc_id!r}: a document '
             f"id is text; fix or remove that line"
+        )
+    if not str(doc_id).strip():
+        raise InputError(
+            f'{path}:{lineno}: "_id" is empty: every record needs a document id (chunk ids '
+            f"and qrels are built on it); give that line an id, or remove it"
         )
     if not isinstance(title, str) or not isinstance(text, str | None):
         found = type(title if not isinstance(title, str) else text).__name__

@@ -5,10 +5,11 @@
   lists) are kept as their compact JSON text; nulls are skipped.
 - A Markdown file's front matter: a ``---`` line first, ``key: value`` lines, a closing
   ``---`` (or ``...``) line. The text keeps it (chunk offsets point into the file as
-  read). Parsed by the small reader below rather than PyYAML, which is not a dependency:
-  top-level ``key: value`` lines only; quotes around a value are removed; indented lines
-  (nested values, list items) and comments are skipped, and a key whose value is on
-  such lines is skipped too; a flow list ``[a, b]`` is kept as its text.
+  read). Parsed by :func:`ctxselect.types.read_front_matter` rather than PyYAML, which is
+  not a dependency: top-level ``key: value`` lines only; quotes around a value are
+  removed; indented lines (nested values, list items) and comments are skipped, and a key
+  whose value is on such lines is skipped too; a flow list ``[a, b]`` is kept as its
+  text. A block with no ``key:`` line, or with a line that is not YAML-like, is content.
 - A code file's ``language`` (``python``, ``typescript``...; the extension without its
   dot for a language not in :data:`LANGUAGES`).
 """
@@ -16,17 +17,13 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 
 from ctxselect.errors import InputError
+from ctxselect.types import MAX_KEY_CHARS, MAX_VALUE_CHARS, read_front_matter
 
 Fields = tuple[tuple[str, str], ...]
 
-MAX_FRONT_MATTER_LINES = 200
-MAX_KEY_CHARS = 200
-MAX_VALUE_CHARS = 2000
-_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?$")
 
 LANGUAGES: Mapping[str, str] = {
     ".py": "python", ".pyi": "python", ".pyx": "cython",
@@ -89,29 +86,12 @@ def beir_fields(metadata: object, where: str) -> Fields:
 
 
 def front_matter(text: str) -> Fields:
-    """Return the ``key: value`` pairs of a Markdown text's front matter (see above)."""
-    lines = text.split("\n", MAX_FRONT_MATTER_LINES + 2)
-    if not lines or lines[0].rstrip() != "---":
-        return ()
-    out: dict[str, str] = {}
-    for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]:
-        if line.rstrip() in ("---", "..."):
-            return tuple(out.items())
-        match = _KEY.match(line.rstrip())
-        if match is None:  # indented, a comment, a list item or not key: value
-            continue
-        key, value = match.group(1), _unquote((match.group(2) or "").strip())
-        if value and not value.startswith("#"):
-            out[key[:MAX_KEY_CHARS]] = value[:MAX_VALUE_CHARS]
-    return ()  # never closed: not front matter
+    """Return the ``key: value`` pairs of a Markdown text's front matter (see above).
 
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    if " #" in value and value[0] not in "'\"[{":  # a trailing YAML comment
-        value = value.split(" #", 1)[0].rstrip()
-    return value
+    The block is read by :func:`ctxselect.types.read_front_matter`, the reader the
+    Markdown chunker uses too, so a block gives fields exactly when no chunk holds it.
+    """
+    return read_front_matter(text).fields
 
 
 __all__ = ["LANGUAGES", "beir_fields", "code_fields", "front_matter", "language_of"]

@@ -24,7 +24,7 @@ from ctxselect.ingest.beir import load_beir
 from ctxselect.ingest.fields import Fields, code_fields, front_matter
 from ctxselect.ingest.kinds import SNIFF
 from ctxselect.ingest.pdf import pdf_to_text
-from ctxselect.ingest.report import IngestReport, IngestResult, Tally
+from ctxselect.ingest.report import EMPTY, NO_BODY_TEXT, IngestReport, IngestResult, Tally
 from ctxselect.ingest.rescan import Listings, left_out
 from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
 from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error, printable, valid_name
@@ -220,7 +220,8 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
 
         title, text = html_to_text(text)
     if not text.strip():
-        tally.empty += 1
+        html_only = kind == "html" and bool(data.strip())
+        tally.skip_empty(cand.path, NO_BODY_TEXT if html_only else EMPTY)
         return None
     if replaced:
         tally.decoded_with_replacement += 1

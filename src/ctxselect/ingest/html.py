@@ -99,6 +99,8 @@ def _text(raw: str, *, verbatim: bool) -> str:
     raw = _SENTINELS.sub("", raw)
     if not verbatim:
         return _WS.sub(" ", raw)
+    # entities are decoded by now: "&#13;" is a "\r" the loader's newline pass never saw
+    raw = raw.replace("\r\n", "\n").replace("\r", "\n")
     return raw.replace("\n", _LINE).replace(" ", _SPACE).replace("\t", _TAB)
 
 

@@ -9,6 +9,16 @@ from ctxselect.types import Document
 
 _SHOWN_UNREADABLE = 10
 _SHOWN_NAMES = 5
+EMPTY = "empty or whitespace only"
+NO_BODY_TEXT = (
+    "an HTML page with no body text (scripts, styles and navigation are dropped), so "
+    "there is nothing to chunk; if a script renders the page, save the rendered HTML"
+)
+_FIXES = {
+    "binary": "a NUL byte or many control bytes in its first 8 KiB mean there is no text to "
+    "chunk; pass a text file, or convert this one to text first",
+    "too large": "split it into smaller files, or index it with a larger --max-bytes",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +43,8 @@ class IngestReport:
             resolved target lies outside the roots (``follow_symlinks`` reads them).
         skipped_files: ``(path, reason)`` for each file counted in ``binary`` or
             ``too_large``, sorted, so a user can see which files were left out.
+        empty_files: ``(path, reason)`` for each file counted in ``empty``, sorted: an
+            empty or whitespace-only file, or an HTML page with no body text.
     """
 
     loaded: int = 0
@@ -46,6 +58,7 @@ class IngestReport:
     unsupported_paths: tuple[str, ...] = ()
     outside_links: tuple[tuple[str, str], ...] = ()
     skipped_files: tuple[tuple[str, str], ...] = ()
+    empty_files: tuple[tuple[str, str], ...] = ()
 
     def named_failure(self, paths: Sequence[str]) -> str:
         """Why one of ``paths`` (roots the user named) was not read, or "" if none failed."""
@@ -58,6 +71,32 @@ class IngestReport:
                     f"{link}: it is a symlink to {target}, outside the roots; pass "
                     f"--follow-symlinks (follow_symlinks=True) to read it"
                 )
+        return ""
+
+    def skip_reason(self, path: str) -> str:
+        """Why the one file ``path`` a user named gave no document, with the fix.
+
+        "" when it loaded, or when it is empty or whitespace only (nothing to fix: a caller
+        says so). Covers what :meth:`named_failure` does, and files skipped as binary, too
+        large, of an unsupported type, or HTML without body text.
+        """
+        failure = self.named_failure([path])
+        if failure:
+            return failure
+        for name, why in self.skipped_files:
+            if name == path:
+                fix = _FIXES.get(why.split(":")[0])
+                return f"{path}: {why}; {fix}" if fix else f"{path}: {why}"
+        if path in self.unsupported_paths:
+            suffix = path.rsplit("/", 1)[-1].rpartition(".")[2].lower()
+            return (
+                f"{path}: no loader handles .{suffix} files, so it has no text to chunk; "
+                f"rename it with a supported extension (.txt for plain text, .md for "
+                f"Markdown; docs/02-ingest.md lists them all)"
+            )
+        for name, why in self.empty_files:
+            if name == path and why != EMPTY:
+                return f"{path}: {why}"
         return ""
 
     def summary(self) -> str:
@@ -128,6 +167,12 @@ class Tally:
     unsupported_paths: list[str] = field(default_factory=list)
     outside_links: list[tuple[str, str]] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    empty_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip_empty(self, path: str, why: str = EMPTY) -> None:
+        """Count and name a file skipped for having no text (``why``: which way)."""
+        self.empty += 1
+        self.empty_files.append((path, why))
 
     def skip_binary(self, path: str) -> None:
         """Count and name a file skipped because its bytes look binary."""
@@ -154,4 +199,5 @@ class Tally:
             unsupported_paths=tuple(sorted(self.unsupported_paths)),
             outside_links=tuple(sorted(self.outside_links)),
             skipped_files=tuple(sorted(self.skipped_files)),
+            empty_files=tuple(sorted(self.empty_files)),
         )
