@@ -12,6 +12,7 @@ from ctxselect.api.project import (
     find_project_config,
     load_project_config,
 )
+from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.errors import ConfigError
 
 
@@ -137,6 +138,11 @@ def test_an_unknown_key_names_the_file_and_the_valid_keys(repo: Path) -> None:
         ("mmr = 2", "key 'mmr': mmr must be a finite number from 0 to 1"),
         ('index = ""', "key 'index': index must be a folder path"),
         ("size = 100\noverlap = 100", "key 'overlap': chunk overlap must be smaller than"),
+        (  # no size key: index and chunk would cut with the default size
+            f"overlap = {DEFAULT_CHUNK_SIZE}",
+            f"key 'overlap': chunk overlap must be smaller than the size {DEFAULT_CHUNK_SIZE} "
+            "(the default",
+        ),
         ("[select]\nbudget = 1", "unknown key 'select'"),
     ],
 )

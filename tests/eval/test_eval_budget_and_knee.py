@@ -144,7 +144,7 @@ def test_delta_follows_the_cost_model():
             knee_delta(bad, 10, 0.1)
 
 
-def test_knee_is_the_first_budget_whose_next_step_gains_less_than_delta():
+def test_knee_is_the_first_budget_from_which_no_larger_one_gains_delta():
     # gains per 1k: 0.8, 0.38, 0.005 (< 0.05), 0.0
     points = [(250, 0.50), (500, 0.70), (1000, 0.89), (2000, 0.895), (4000, 0.895)]
     knee = find_knee(points, DELTA)
@@ -223,55 +223,108 @@ def test_overall_knee_prefers_the_best_configuration_at_its_own_knee():
         overall_knee({}, DELTA)
 
 
+def _net(budget: int, value: float, delta: float = DELTA) -> float:
+    """A budget's net value: its fitted value minus δ per 1,000 tokens."""
+    return value - delta * budget / 1000
+
+
+def test_a_flat_step_just_below_a_steep_rise_does_not_end_the_search():
+    """The tester's SciFact sweep: adding 1,500 tokens moved the knee from 2,000 to 1,000.
+
+    1,000 -> 1,500 gains 0.031 per 1k (< δ 0.038) but 1,000 -> 2,000 gains 0.046: the
+    knee is past the rise, and adding 1,500 must not move it back to 1,000.
+    """
+    swept = [(250, 0.1908), (500, 0.5425), (1000, 0.7139), (2000, 0.7598), (4000, 0.8277)]
+    swept.append((8000, 0.8621))
+    knee = find_knee(swept, 0.038)
+    with_1500 = find_knee([*swept, (1500, 0.7296)], 0.038)
+    assert (knee.budget, with_1500.budget) == (2000, 2000)
+    assert (with_1500.next_budget, with_1500.gain_after) == (4000, pytest.approx(0.03395))
+    # 1,750 as good as 2,000 (the fit pools them): the knee moves to it, at fewer tokens
+    assert find_knee([*swept, (1750, 0.7619)], 0.038).budget == 1750  # k3: measured 0.7619
+
+
+def test_a_knee_at_the_smallest_budget_swept_is_at_the_lower_edge():
+    lower = find_knee([(4000, 0.8277), (8000, 0.8621), (16000, 0.8886)], 0.038)
+    assert (lower.budget, lower.at_lower_edge, lower.at_edge) == (4000, True, False)
+    wider = find_knee([(1000, 0.7139), (2000, 0.7598), (4000, 0.8277), (8000, 0.8621)], 0.038)
+    assert (wider.budget, wider.at_lower_edge) == (2000, False)
+    single = find_knee([(800, 0.4)], DELTA)
+    assert single.at_edge and single.at_lower_edge  # one budget: both edges
+
+
 @st.composite
-def curve_and_additions(draw: st.DrawFn) -> tuple[list[tuple[int, float]], list, list]:
-    """A sweep with a knee inside it, and budgets to add below the knee / above its next."""
-    n = draw(st.integers(3, 8))
-    budgets = sorted(draw(st.sets(st.integers(1, 400), min_size=n, max_size=n)))
-    budgets = [b * 100 for b in budgets]
-    values = draw(st.lists(st.floats(0, 1), min_size=n, max_size=n))
+def rising_curve_and_additions(draw: st.DrawFn) -> tuple[list, list]:
+    """A non-decreasing sweep (its own monotone fit) and budgets to add that keep it so."""
+    n = draw(st.integers(2, 8))
+    budgets = [b * 100 for b in sorted(draw(st.sets(st.integers(1, 400), min_size=n, max_size=n)))]
+    values = sorted(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
     points = list(zip(budgets, values, strict=True))
-    below = draw(st.lists(st.integers(0, 10**6), max_size=4))
-    above = draw(st.lists(st.tuples(st.integers(1, 10**6), st.floats(0, 1)), max_size=4))
-    return points, below, above
+    extra = draw(st.sets(st.integers(0, 10**6), max_size=5))
+    shares = draw(st.lists(st.floats(0, 1), min_size=len(extra), max_size=len(extra)))
+    added = []
+    for budget, share in zip(sorted(extra - set(budgets)), shares, strict=False):
+        low = max((v for b, v in points if b < budget), default=0.0)
+        high = min((v for b, v in points if b > budget), default=1.0)
+        added.append((budget, low + (high - low) * share))  # between its neighbours
+    return points, sorted(added)
 
 
-def _interpolate(points: list[tuple[int, float]], budget: int) -> float:
-    """The monotone fit of ``points`` read off at ``budget`` by straight lines."""
-    fit = isotonic_fit([v for _, v in points])
-    for (b1, _), (b2, _), f1, f2 in zip(points, points[1:], fit, fit[1:], strict=False):
-        if b1 <= budget <= b2:
-            return f1 + (f2 - f1) * (budget - b1) / (b2 - b1)
-    raise AssertionError("budget outside the sweep")
+@settings(max_examples=300, deadline=None)
+@given(rising_curve_and_additions())
+def test_added_budgets_move_the_knee_only_to_themselves_and_only_when_worth_it(drawn):
+    """What the knee guarantees when budgets are added to a sweep.
+
+    On a non-decreasing curve (the monotone fit is the curve itself) with added budgets
+    whose values keep it non-decreasing: the new knee is the old knee or one of the added
+    budgets, never another budget already swept; it stays where it was when no added
+    budget's net value (value − δ per 1,000 tokens) reaches the old knee's; and it moves
+    only to an added budget whose net value does.
+    """
+    points, added = drawn
+    old = find_knee(points, DELTA)
+    new = find_knee(points + added, DELTA)
+    moved_to = dict(added)
+    assert new.budget == old.budget or new.budget in moved_to
+    bar = _net(old.budget, old.fitted)
+    if all(_net(b, v) < bar - 1e-9 for b, v in added):
+        assert new.budget == old.budget
+    if new.budget != old.budget:
+        assert _net(new.budget, moved_to[new.budget]) >= bar - 1e-9
 
 
-@settings(max_examples=200, deadline=None)
-@given(curve_and_additions())
-def test_budgets_added_below_the_knee_or_above_the_next_point_never_move_it(drawn):
-    points, below, above = drawn
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 400).map(lambda b: b * 100), st.floats(0, 1)),
+        min_size=1,
+        max_size=9,
+        unique_by=lambda p: p[0],
+    )
+)
+def test_from_the_knee_no_larger_budget_pays_and_every_smaller_one_gains_delta_to_it(points):
+    """On any curve (dips included), read on its monotone fit."""
     knee = find_knee(points, DELTA)
-    if knee.at_edge:
-        return  # no knee inside: nothing that must stand still
-    first, last = points[0][0], points[-1][0]
-    top = isotonic_fit([v for _, v in points])[-1]
-    added: dict[int, float] = {}
-    for raw in below:  # on the rising stretch: between swept budgets below the knee
-        budget = first + raw % max(1, knee.budget - first)
-        if first < budget < knee.budget and budget not in dict(points):
-            added[budget] = _interpolate(points, budget)
-    for offset, share in above:  # beyond the next point: any value the fit allows
-        budget = knee.next_budget + offset
-        if budget in dict(points):
+    ordered = sorted(points)
+    fit = dict(zip([b for b, _ in ordered], isotonic_fit([v for _, v in ordered]), strict=True))
+    for budget, value in fit.items():
+        if budget == knee.budget:
             continue
-        if budget < last:
-            added[budget] = _interpolate(points, budget)
-        else:  # beyond the sweep: anything from the top of the fit up
-            added[budget] = top + (1 - top) * share
-    higher = sorted(b for b in added if b > last)
-    for b, v in zip(higher, sorted(added[b] for b in higher), strict=True):
-        added[b] = v  # beyond the sweep, values rise with the budget
-    moved = find_knee(points + sorted(added.items()), DELTA)
-    assert (moved.budget, moved.next_budget) == (knee.budget, knee.next_budget)
+        gain = (value - fit[knee.budget]) / (budget - knee.budget) * 1000
+        if budget > knee.budget:
+            assert gain < DELTA  # a larger budget does not pay for its tokens
+        else:
+            assert gain >= DELTA - 1e-9  # the tokens from a smaller budget up to it pay
+    assert knee.at_edge == (knee.budget == ordered[-1][0])
+    assert knee.at_lower_edge == (knee.budget == ordered[0][0])
+
+
+def test_budgets_on_the_fit_inside_the_sweep_never_move_the_knee():
+    """Budgets read off the fit's straight lines (below the knee or past its next budget)."""
+    points = [(250, 0.19), (500, 0.54), (1000, 0.71), (2000, 0.76), (4000, 0.83), (8000, 0.86)]
+    knee = find_knee(points, 0.038)
+    on_line = [(750, 0.625), (1500, 0.735), (3000, 0.795), (6000, 0.845)]
+    assert find_knee(points + on_line, 0.038).budget == knee.budget == 2000
 
 
 # --- cost ---

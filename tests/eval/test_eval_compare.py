@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from ctxselect.errors import ConfigError
-from ctxselect.eval import compare_runs, randomization_test
+from ctxselect.eval import chunk_run_by_document, compare_runs, randomization_test
 
 
 def exact_p(a: list[float], b: list[float]) -> float:
@@ -87,3 +87,15 @@ def test_wins_losses_and_missing_queries_are_counted():
     assert result.missing_from_a == 0 and result.missing_from_b == 1
     assert result.excluded_no_relevant == 1  # q4: nothing judged relevant
     assert result.seed == 3
+
+
+def test_a_chunk_run_is_ranked_by_each_documents_best_chunk():
+    qrels = {"q1": {"a.md": 1, "b#2": 0}}
+    chunks = {"q1": {"b#2#0": 3.0, "a.md#1": 2.0, "a.md#0": 2.5, "c#4": 1.0}}
+    documents = chunk_run_by_document(chunks, qrels)
+    assert documents is not None
+    assert sorted(documents["q1"], key=lambda d: -documents["q1"][d]) == ["b#2", "a.md", "c"]
+    assert documents["q1"]["a.md"] == 2.5  # its best chunk's score
+    assert chunk_run_by_document({"q1": {"a.md": 1.0, "x#0": 0.5}}, qrels) is None  # a doc run
+    assert chunk_run_by_document({"q1": {"x#0": 1.0, "y": 0.5}}, qrels) is None  # not all DOC#N
+    assert chunk_run_by_document({"q1": {"x#0": 1.0}}, qrels) is None  # x is never judged

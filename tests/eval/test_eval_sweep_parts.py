@@ -279,6 +279,15 @@ def test_the_knee_can_use_hit_instead_of_recall(tmp_path):
     assert "at the edge: sweep larger budgets" in sweep_tables(report)
 
 
+def test_a_knee_at_the_smallest_budget_swept_says_sweep_smaller_budgets(tmp_path):
+    report = toy_report(tmp_path, KneeSettings("recall", 0.5, 0.01))  # nothing pays 0.5/1k
+    knee = report.recommended
+    assert (knee.budget, knee.at_lower_edge, knee.at_edge) == (500, True, False)
+    text = sweep_tables(report)
+    assert "at the lower edge: sweep smaller budgets (500 is the smallest swept" in text
+    assert any(line.split()[1] == "500<" for line in text.splitlines() if "/bm25/" in line)
+
+
 def test_trade_offs_in_plain_words(tmp_path):
     report = toy_report(tmp_path)
     large = report.curves[1]
@@ -297,7 +306,10 @@ def test_tables_are_in_the_lab_layout(tmp_path):
     text = sweep_tables(toy_report(tmp_path))
     assert "top-1 correct" in text and "answer in context" in text and "gain/1k tok" in text
     assert "hit@Bt" in text and "recall@Bt" in text and "1 queries without" in text
-    assert "Recommended: tokens-256/bm25/skip at 1,000 tokens (the step to 2,000" in text
+    assert (
+        "Recommended: tokens-256/bm25/skip at 1,000 tokens (no larger budget gains δ per 1k "
+        "tokens: the step to 2,000 gains 0.0000)"
+    ) in text
     assert "δ = 0.02 × (1 + (10 − 1) × 0.1) = 0.0380" in text
     assert "1,000 tokens instead of 500: +15.0 recall points for 2× the cost per turn" in text
     assert "surplus over knee" in text and "without a prompt cache (c = 1)" in text
@@ -313,7 +325,7 @@ def test_html_report_is_self_contained(tmp_path):
         "gain/1k tok",
         "toy",
         "Cost of re-sent tokens",
-        "gains less than δ per 1,000 tokens",
+        "no larger swept budget gains δ or more per 1,000 tokens",
         "Trade-off",
         "+15.0 recall points for 2× the cost per turn",
         "cl100k",

@@ -152,6 +152,7 @@ def test_sweep_json_recommend_and_tables(files, tmp_path):
         "best_recall",
         "best_budget",
         "at_edge",
+        "at_lower_edge",
     }
     assert data["delta"] == pytest.approx(0.02 * 1.9) and data["knee_metric"] == "recall"
     text = run(*common, "--recommend")
@@ -159,6 +160,7 @@ def test_sweep_json_recommend_and_tables(files, tmp_path):
     assert "0 configuration(s) measured, 8 reused" in text.stderr
     rec = json.loads(run(*common, "--recommend", "--json").stdout)
     assert rec["budget"] == data["recommended"]["budget"] and len(rec["knees"]) == 2
+    assert rec["at_lower_edge"] == data["recommended"]["at_lower_edge"]
     tables = run(*common).stdout
     assert "top-1 correct" in tables and "Recommended: tokens-" in tables
     assert "the cost per turn" in tables

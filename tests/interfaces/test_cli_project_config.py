@@ -240,3 +240,28 @@ def test_the_docs_table_lists_every_key() -> None:
     section = DOCS.read_text(encoding="utf-8").split("## Project config", 1)[1]
     keys = re.findall(r"^\| `([a-z_0-9]+)` \|", section, re.M)
     assert keys == list(SETTINGS)
+
+
+def test_a_flag_turns_off_mmr_and_promote_set_in_the_file(project: Path) -> None:
+    (project / "docs" / "guide" / "stops.md").write_text(
+        "# Stopping\n\n## When to stop\n\n"
+        + "\n\n".join(
+            f"Rule {n}: the budget caps what is selected here and now."
+            if n
+            else "Rule 0: something unrelated to everything else in this file."
+            for n in range(3)
+        )
+        + "\n"  # two of the section's four chunks match: promote sends all four
+    )
+    (project / "ctxselect.toml").write_text('index = "ix"\nchunker = "markdown"\nsize = 16\n')
+    ok("index", ".")
+    plain = select_json("--stop", "none")
+    (project / "ctxselect.toml").write_text('index = "ix"\npromote = true\nmmr = 0.5\n')
+    # the file's mmr needs dense vectors this index lacks; --mmr none turns it off
+    assert "mmr" in error("select", "budget", "--stop", "none")
+    assert select_json("--stop", "none", "--mmr", "none", "--no-promote") == plain
+    (project / "ctxselect.toml").write_text('index = "ix"\npromote = true\n')
+    assert select_json("--stop", "none") != plain  # the file's promote = true widens
+    assert select_json("--stop", "none", "--no-promote") == plain
+    bad = invoke("select", "budget", "--mmr", "some")
+    assert bad.exit_code == 2 and "--mmr none for no MMR" in bad.stderr

@@ -1,9 +1,9 @@
-"""The lab's text: its two tables are the eval layer's ``render_table``, laid out as before."""
+"""The lab's, eval's and compare's text: tables, counts and what was measured."""
 
 from __future__ import annotations
 
-from ctxselect.api.evaluate import LabReport
-from ctxselect.eval import BudgetRow, SizeSweepRow
+from ctxselect.api.evaluate import EvalResult, LabReport
+from ctxselect.eval import BudgetRow, Comparison, MetricComparison, SizeSweepRow
 from ctxselect.interfaces.cli import render_measure
 
 
@@ -47,3 +47,41 @@ def test_lab_report_ends_with_the_labels_no_document_matches() -> None:
     assert render_measure.lab_report(_report(("07", "12"))) == (
         TABLES + "\nlabels matching no document (those queries can never be answered): 07, 12"
     )
+
+
+def _eval_result(**fields: object) -> EvalResult:
+    base: dict[str, object] = {
+        "corpus": "cranfield/corpus.jsonl", "mode": "bm25", "index": "ix",
+        "metrics": {"ndcg@10": 0.373}, "n_queries": 225, "excluded_no_relevant": 0,
+        "missing_from_run": 0, "unknown_docs_in_qrels": 0, "documents": 1398, "chunks": 1412,
+        "index_seconds": 0.1, "search_seconds": 1.0, "chunker": "auto", "size": 512,
+        "tokenizer": "cl100k",
+    }  # fmt: skip
+    return EvalResult(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_eval_text_says_how_the_index_was_chunked() -> None:
+    first = render_measure.eval_result(_eval_result()).splitlines()[0]
+    assert "1412 chunks (auto 512 cl100k), mode bm25" in first
+    overlapped = render_measure.eval_result(_eval_result(size=64, overlap=8))
+    assert "(auto 64 cl100k, overlap 8)" in overlapped
+
+
+def test_eval_text_names_unmatched_labels_and_empty_judged_documents() -> None:
+    text = render_measure.eval_result(
+        _eval_result(excluded_no_relevant=1, unmatched_labels=("07",), empty_docs_in_qrels=1)
+    ).splitlines()
+    assert "excluded (no judged-relevant document): 1" in text
+    assert "labels matching no document (those queries can never be answered): 07" in text
+    assert "judged documents that are empty (no text to index): 1" in text
+    assert not any(line.startswith("judged documents not in the corpus") for line in text)
+
+
+def test_comparison_text_says_which_run_was_scored_by_document() -> None:
+    row = MetricComparison("ndcg@10", 0.3, 0.3, 0.0, 1.0, 0, 2, 0)
+    result = Comparison((row,), 2, 10, 1, 0, 0, 0, "chunk.trec", "doc.trec", ("chunk.trec",))
+    text = render_measure.comparison(result)
+    assert (
+        "chunk.trec ranks chunks (DOC#N ids, as eval --level chunk writes them): scored by "
+        "document, each ranked by its best chunk"
+    ) in text

@@ -67,6 +67,7 @@ __all__ = [
 DEFAULT_PERMUTATIONS = _eval.DEFAULT_PERMUTATIONS
 DEFAULT_SEED = _eval.DEFAULT_SEED
 DEFAULT_RUN_DEPTH = _eval.DEFAULT_RUN_DEPTH
+_Path = str | os.PathLike[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,12 @@ class EvalResult:
     relevant; ``unknown_queries_in_qrels`` judged queries missing from
     the queries file (not asked); ``unknown_docs_in_qrels`` judgments of documents not in
     the corpus; ``spans_beyond_text`` span labels past their document's end.
+    ``chunker``, ``size``, ``overlap`` and ``tokenizer`` are the chunk settings of the
+    index that was measured (as ``ctxselect index`` takes them). ``unmatched_labels``
+    names the lab labels (``{"query", "label"}`` queries) matching no document: their
+    queries are among ``excluded_no_relevant``. ``empty_docs_in_qrels`` counts
+    judgments of documents the corpus holds without text (skipped, never indexed; not
+    in ``unknown_docs_in_qrels``).
     """
 
     corpus: str
@@ -115,14 +122,31 @@ class EvalResult:
     stop: str = "none"
     calibration: str = ""
     filter: str = ""
+    chunker: str = ""
+    size: int = 0
+    overlap: int = 0
+    tokenizer: str = ""
+    unmatched_labels: tuple[str, ...] = ()
+    empty_docs_in_qrels: int = 0
 
 
-def default_eval_index(corpus: str | os.PathLike[str]) -> str:
-    """An index folder per corpus under ``./.ctxselect/eval`` so re-runs reuse it."""
+def default_eval_index(
+    corpus: str | os.PathLike[str],
+    chunk: ChunkSpec | None = None,
+    bm25: BM25Params | None = None,
+) -> str:
+    """An index folder per corpus and settings under ``./.ctxselect/eval``, reused on re-runs.
+
+    The folder is keyed by the corpus path and the chunking and BM25 settings (default:
+    ``ChunkSpec()``, ``BM25Params()``), so an ``eval`` with other chunking flags never
+    leaves its chunks behind for the next one without flags.
+    """
     resolved = str(Path(corpus).resolve())
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
+    spec, params = chunk or ChunkSpec(), bm25 or BM25Params()
+    key = "\t".join(map(str, (resolved, *dataclasses.astuple(spec), *dataclasses.astuple(params))))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     name = Path(resolved).parent.name if Path(resolved).is_file() else Path(resolved).name
-    return os.path.join(DEFAULT_INDEX_DIR, "eval", f"{name}-{digest}")
+    return os.path.join(DEFAULT_INDEX_DIR, "eval", f"{name}-{spec.chunker}-{spec.size}-{digest}")
 
 
 def evaluate_corpus(
@@ -200,7 +224,9 @@ def evaluate_corpus(
         stop=stop, stored_calibration=stored_calibration,
         include=include, exclude=exclude, where=where,
     )  # fmt: skip
-    folder = os.fspath(index) if index else default_eval_index(corpus)
+    if not index:  # the default index is built with the defaults, never a past run's flags
+        chunk, bm25 = chunk or ChunkSpec(), bm25 or BM25Params()
+    folder = os.fspath(index) if index else default_eval_index(corpus, chunk, bm25)
     if isinstance(embedder, str) and embedder != NO_EMBEDDER:
         embedder = _embed.make_embedder(embedder)  # one model for the chunks and the queries
     report = index_paths(
@@ -208,9 +234,7 @@ def evaluate_corpus(
     )
     with open_index(folder, embedder=None if isinstance(embedder, str) else embedder) as idx:
         _check_dense(idx, mode)
-        labeled = _eval.load_labeled_set(
-            queries, qrels, spans, set(idx.table.doc_ids), lambda d: len(idx.get_document(d).text)
-        )
+        labeled = _labeled_set(idx, corpus, (queries, qrels, spans), report.skipped)
         scores = score_labeled(idx, labeled, plan)
     if run_out:
         _eval.write_trec_run(run_out, scores.run, tag=f"ctxselect-{mode}", k=plan.depth)
@@ -243,7 +267,30 @@ def evaluate_corpus(
         stop=str(plan.stop) if plan.budgets else "none",
         calibration=scores.calibration,
         filter=plan.filter.describe(),
+        chunker=idx.chunk_spec.chunker,
+        size=idx.chunk_spec.size,
+        overlap=idx.chunk_spec.overlap,
+        tokenizer=idx.chunk_spec.tokenizer,
+        unmatched_labels=labeled.unmatched_labels,
+        empty_docs_in_qrels=labeled.empty_docs,
     )
+
+
+def _labeled_set(
+    idx: Index,
+    corpus: str | os.PathLike[str],
+    files: tuple[_Path, _Path | None, _Path | None],
+    skipped: Mapping[str, int],
+) -> _eval.LabeledSet:
+    """Read the queries and labels (``files``: queries, qrels, spans) against the index.
+
+    Judgments of documents ingest skipped as empty are told apart from unknown ones.
+    """
+    doc_ids = set(idx.table.doc_ids)
+    labeled = _eval.load_labeled_set(*files, doc_ids, lambda d: len(idx.get_document(d).text))
+    if labeled.unknown_docs and skipped.get("empty"):  # ingest skipped empty documents
+        labeled = _eval.note_empty_documents(labeled, corpus, doc_ids)
+    return labeled
 
 
 def _check_dense(idx: Index, mode: str) -> None:
@@ -274,6 +321,10 @@ def compare_run_files(
 ) -> Comparison:
     """Compare two TREC runs per metric: paired differences and a randomization test.
 
+    A run of chunks (``DOC#N`` ids, as ``eval --level chunk --run-out`` writes) matches no
+    document judgment; it is scored by document instead, each document ranked by its best
+    chunk as ``eval`` ranks them at ``level="doc"``, and ``by_document`` names it.
+
     Raises:
         ConfigError: A metric is invalid or is a budget metric (runs hold rankings, not
             selections), or ``permutations`` < 1.
@@ -286,12 +337,23 @@ def compare_run_files(
             "selections: compare ranking metrics (ndcg@10, recall@100, ...), or measure "
             "budgets with `ctxselect eval --budgets` or `ctxselect sweep`"
         )
+    judged = _eval.load_qrels(qrels)
+    runs, by_document = [], []
+    for path in (run_a, run_b):
+        run = _eval.read_trec_run(path)
+        documents = _eval.chunk_run_by_document(run, judged)
+        if documents is not None:  # eval --level chunk's ids: score its documents
+            run = documents
+            by_document.append(os.fspath(path))
+        runs.append(run)
     result = _eval.compare_runs(
-        _eval.read_trec_run(run_a),
-        _eval.read_trec_run(run_b),
-        _eval.load_qrels(qrels),
+        runs[0],
+        runs[1],
+        judged,
         [str(spec) for spec in ranking],
         permutations=permutations,
         seed=seed,
     )
-    return dataclasses.replace(result, run_a=os.fspath(run_a), run_b=os.fspath(run_b))
+    return dataclasses.replace(
+        result, run_a=os.fspath(run_a), run_b=os.fspath(run_b), by_document=tuple(by_document)
+    )

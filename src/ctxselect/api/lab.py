@@ -8,7 +8,7 @@ is indexed. :mod:`ctxselect.api.evaluate` re-exports these names.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ctxselect import budget as _budget
@@ -19,6 +19,7 @@ from ctxselect import ingest as _ingest
 from ctxselect import tokens as _tokens
 from ctxselect.api import modes as _modes
 from ctxselect.api.read import retriever_for
+from ctxselect.api.selections import selection_depth
 from ctxselect.config import LAB_MODE, ChunkSpec
 from ctxselect.errors import InputError
 from ctxselect.retrieve.base import Retriever
@@ -68,9 +69,11 @@ def run_lab(
     Chunks are ``paragraph`` chunks of each size in characters; a query counts as
     answered when a chunk of its labeled document is ranked first (size sweep) or is
     inside the selection (budget table). Budgets count tokens in ``tokenizer``, framing
-    included, as ``ctxselect select`` does. The ``dense`` and ``hybrid`` modes (hybrid:
-    bm25 and dense fused by plain RRF) need ``embedder``, a name (``minilm``, ``hash``)
-    or a model; each distinct chunk text and query is embedded once, in memory.
+    included, and are filled as ``ctxselect select`` fills them (ranked as deep as the
+    budget needs, neighbours merged), so the table agrees with ``sweep``. The ``dense``
+    and ``hybrid`` modes (hybrid: bm25 and dense fused by plain RRF) need ``embedder``, a
+    name (``minilm``, ``hash``) or a model; each distinct chunk text and query is
+    embedded once, in memory.
 
     Raises:
         ConfigError: A dense mode without an embedder. InputError: No labeled query.
@@ -102,7 +105,8 @@ def run_lab(
         )
     chunks = _paragraph_chunks(documents, budget_chunk_chars, tokenizer)
     retriever = retriever_for(chunks, mode, embedder=model)
-    budget_rows = _budget_rows(retriever, labeled, budgets, packer, tokenizer)
+    texts = {doc.doc_id: doc.text for doc in documents}
+    budget_rows = _budget_rows(retriever, labeled, budgets, packer, tokenizer, chunks, texts)
     return LabReport(
         corpus=os.fspath(corpus),
         n_queries=len(labeled),
@@ -128,14 +132,26 @@ def _budget_rows(
     budgets: Sequence[int],
     packer: str,
     tokenizer: str,
+    chunks: Sequence[Chunk],
+    texts: Mapping[str, str],
 ) -> tuple[_eval.BudgetRow, ...]:
-    fill = _budget.make_packer(packer, _tokens.get_counter(tokenizer))
-    ranked = [retriever.search(q.query, 200) for q in labeled]
+    """Pack each budget as ``select``, ``eval`` and ``sweep`` do.
+
+    As deep a ranking (:func:`selection_depth`), and neighbours merged into the document
+    text between them, so the table agrees with ``sweep`` on the same chunks.
+    """
+    fill = _budget.make_packer(
+        packer, _tokens.get_counter(tokenizer), span_text=lambda d, s, e: texts[d][s:e]
+    )
+    n_tokens = [c.n_tokens for c in chunks]
+    depths = {budget: selection_depth(budget, n_tokens) for budget in budgets}
+    deepest = max(depths.values(), default=1)
+    ranked = [retriever.search(q.query, deepest) for q in labeled]
     rows = []
     for budget in budgets:
         answered, pieces = 0, 0
         for q, hits in zip(labeled, ranked, strict=True):
-            selection = fill.pack(hits, budget)
+            selection = fill.pack(hits[: depths[budget]], budget)
             pieces += sum(len(piece.chunk_ids) for piece in selection.chunks)
             if any(_eval.label_matches(q.label, piece.doc_id) for piece in selection.chunks):
                 answered += 1

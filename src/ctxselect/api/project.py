@@ -257,13 +257,25 @@ def _checked(file: Path, table: Mapping[str, Any]) -> dict[str, Any]:
     if "index" in settings and "://" not in settings["index"]:  # a folder, not a store URI
         # relative to the file's folder, as ruff resolves the paths in its config
         settings["index"] = os.path.normpath(file.parent / os.path.expanduser(settings["index"]))
-    size = settings.get("size")
-    if size is not None and settings.get("overlap", 0) >= size:
-        raise ConfigError(
-            f"{where}: key 'overlap': chunk overlap must be smaller than the size {size}, "
-            f"got {settings['overlap']}"
-        )
+    _check_overlap(where, settings)
     return settings
+
+
+def _check_overlap(where: str, settings: Mapping[str, Any]) -> None:
+    """Refuse an overlap not below the size the file sets, or the default size without one.
+
+    ``index`` and ``chunk`` cut with the default size when no ``size`` is set, so the
+    file is checked against it here, where the message can name the file and the key.
+    """
+    overlap = settings.get("overlap", 0)
+    size = settings.get("size", config.DEFAULT_CHUNK_SIZE)
+    if overlap < size:
+        return
+    which = "" if "size" in settings else " (the default: the file sets no size)"
+    raise ConfigError(
+        f"{where}: key 'overlap': chunk overlap must be smaller than the size {size}{which}, "
+        f"got {overlap}: lower overlap, or set a larger size in the same file"
+    )
 
 
 def _suggest(key: str) -> str:

@@ -177,6 +177,7 @@ class _Sweep:
             documents=book.documents,
             n_queries=len(labeled.queries),
             excluded_no_relevant=labeled.excluded_no_relevant,
+            unmatched_labels=labeled.unmatched_labels,
             unknown_queries=labeled.unknown_queries,
             unknown_docs=labeled.unknown_docs,
             spans_beyond_text=labeled.spans_beyond_text,

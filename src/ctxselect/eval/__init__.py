@@ -23,6 +23,7 @@ from ctxselect.eval.compare import (
     DEFAULT_SEED,
     Comparison,
     MetricComparison,
+    chunk_run_by_document,
     compare_runs,
     randomization_test,
 )
@@ -67,7 +68,7 @@ from ctxselect.eval.lab import (
     size_sweep_row,
     unmatched_labels,
 )
-from ctxselect.eval.labeled_set import LabeledSet, load_labeled_set
+from ctxselect.eval.labeled_set import LabeledSet, load_labeled_set, note_empty_documents
 from ctxselect.eval.labels import LEVELS, Labels, Span, check_level, read_spans
 from ctxselect.eval.metrics import METRICS, MetricSpec, parse_metric, parse_metrics
 from ctxselect.eval.plots import sweep_plots
@@ -183,6 +184,7 @@ __all__ = [
     "check_epsilon",
     "check_knee_metric",
     "check_level",
+    "chunk_run_by_document",
     "collapse_to_docs",
     "compare_runs",
     "config_key",
@@ -210,6 +212,7 @@ __all__ = [
     "load_qrels",
     "make_grid",
     "marginal_recall",
+    "note_empty_documents",
     "overall_knee",
     "parse_budget_metric",
     "parse_metric",

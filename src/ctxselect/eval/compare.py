@@ -17,7 +17,8 @@ from ctxselect.config import PERMUTATIONS, SEED
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.evaluate import evaluate
 from ctxselect.eval.metrics import parse_metrics
-from ctxselect.types import Qrels
+from ctxselect.eval.ranking import collapse_to_docs
+from ctxselect.types import Qrels, Run
 
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_SEED = 20_240_601
@@ -56,6 +57,9 @@ class Comparison:
         missing_from_a: Judged queries run A has no entry for (scored 0).
         missing_from_b: Judged queries run B has no entry for (scored 0).
         run_a: Name of run A (its file); ``run_b`` likewise.
+        by_document: The runs (their names) that ranked chunks (``DOC#N`` ids, as
+            ``eval --level chunk --run-out`` writes) and were scored by document, each
+            document ranked by its best chunk as ``eval --level doc`` ranks them.
     """
 
     metrics: tuple[MetricComparison, ...]
@@ -67,6 +71,39 @@ class Comparison:
     missing_from_b: int
     run_a: str = ""
     run_b: str = ""
+    by_document: tuple[str, ...] = ()
+
+
+def chunk_run_by_document(run: Mapping[str, Mapping[str, float]], qrels: Qrels) -> Run | None:
+    """Turn a chunk run into a document run by best chunk, if it is one; else None.
+
+    A run is a chunk run when none of its ids is a judged document while every id reads
+    ``DOC#N`` and some such ``DOC`` is judged: the ids ``eval --level chunk`` writes.
+    Scored as it stands, such a run would score 0 on every document judgment.
+    """
+    judged = {doc for judgments in qrels.values() for doc in judgments}
+    ids = {chunk_id for ranked in run.values() for chunk_id in ranked}
+    if not ids or not ids.isdisjoint(judged):
+        return None
+    docs = {chunk_id: _document_of(chunk_id) for chunk_id in ids}
+    if "" in docs.values() or judged.isdisjoint(docs.values()):
+        return None
+    return collapse_to_docs(
+        {
+            qid: [(docs[c], score) for c, score in sorted(ranked.items(), key=_best_first)]
+            for qid, ranked in run.items()
+        }
+    )
+
+
+def _document_of(chunk_id: str) -> str:
+    """``DOC`` of a chunk id ``DOC#N`` ("" when the id does not read so)."""
+    doc, sep, ordinal = chunk_id.rpartition("#")
+    return doc if sep and doc and ordinal.isdigit() else ""
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]  # ties break on the id, as rankings do
 
 
 def randomization_test(

@@ -8,14 +8,24 @@ The rule (one place; docs/08-evaluation.md, docs/formats.md and every report quo
   0.02: two recall points per 1,000 tokens sent once) is the gain that 1,000 tokens
   must buy to be worth sending. With T = 10 and c = 0.1: δ = 0.02 × 1.9 = 0.038.
 - **Per configuration**: fit the sweep with a monotone (non-decreasing, isotonic) curve;
-  the knee is the smallest swept budget B whose step to the next swept budget B' gains
-  less than δ per 1,000 tokens on that fit: ``(fit(B') − fit(B)) / (B' − B) × 1000 < δ``.
-  It depends only on the budgets up to B': budgets added below B (on a rising stretch)
-  or above B' never move it. When no step gains less than δ the knee is *at the edge*:
-  the largest budget swept, to be confirmed by sweeping larger budgets.
-- **Overall**: among configurations with a knee inside their range (else all), those
-  whose value at the knee is within ε (noise) of the best value at a knee; of these the
-  smallest knee wins (ties: the higher value, then grid order).
+  the knee is the smallest swept budget B from which no larger swept budget B″ gains δ
+  or more per 1,000 tokens on that fit: ``(fit(B″) − fit(B)) / (B″ − B) × 1000 < δ`` for
+  every B″ > B. Equivalently it is the swept budget with the highest net value
+  ``fit(B) − δ × B / 1000`` (ties: the larger budget), the vertex of the fit's least
+  concave majorant where its slope falls below δ, so a flat step just below a steep
+  rise cannot end the search early. What holds when budgets are added to a rising sweep
+  (values that keep it non-decreasing, so the fit at the swept budgets is unchanged;
+  property tests check it): the knee either stays or moves to one of the added budgets,
+  never to another budget already swept, and it stays unless an added budget's net value
+  reaches the knee's (one above it gains δ or more per 1,000 tokens over the knee; from
+  one below it, the step up to the knee gains at most δ per 1,000 tokens). What does not
+  hold: "budgets added above the next swept budget never move it": a later steep rise is
+  worth its tokens and moves the knee up to it. When the knee is the largest budget
+  swept it is *at the edge* (larger budgets may still pay: sweep them); when it is the
+  smallest it is *at the lower edge* (smaller budgets may do as well: sweep them).
+- **Overall**: among configurations with a knee below their largest budget swept (else
+  all), those whose value at the knee is within ε (noise) of the best value at a knee;
+  of these the smallest knee wins (ties: the higher value, then grid order).
 
 The knee metric is ``recall`` (fraction of relevant documents selected) or ``hit`` (at
 least one relevant document selected); its values lie in [0, 1].
@@ -50,14 +60,16 @@ class Knee:
         budget: The knee (see the module docstring for the rule).
         recall: The knee metric's measured value at the knee (recall@Bt or hit@Bt).
         fitted: The monotone fit's value at the knee.
-        next_budget: The swept budget that confirms the knee; None at the edge.
-        gain_after: Fitted gain per 1,000 tokens from ``budget`` to ``next_budget``.
+        next_budget: The next swept budget after the knee; None at the edge.
+        gain_after: Fitted gain per 1,000 tokens from ``budget`` to ``next_budget``
+            (below δ, as is the gain to every larger swept budget).
         delta: δ, the least gain per 1,000 tokens worth its cost.
         metric: The knee metric: ``recall`` or ``hit``.
         best_recall: The highest measured value of the curve.
         best_budget: The smallest budget reaching ``best_recall``.
-        at_edge: No step of the sweep gained less than δ: the knee is the largest
-            budget swept, and larger budgets may still pay.
+        at_edge: The knee is the largest budget swept: larger budgets may still pay.
+        at_lower_edge: The knee is the smallest budget swept: smaller budgets may do
+            as well.
     """
 
     budget: int
@@ -70,6 +82,7 @@ class Knee:
     best_recall: float
     best_budget: int
     at_edge: bool
+    at_lower_edge: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,26 +171,35 @@ def find_knee(points: Sequence[Point], delta: float, metric: str = DEFAULT_KNEE_
     fit = isotonic_fit([r for _, r in ordered])
     best = max(r for _, r in ordered)
     best_budget = next(b for b, r in ordered if r >= best - _TOLERANCE)
-    at = len(ordered) - 1
-    gain: float | None = None
-    for i in range(len(ordered) - 1):
-        slope = (fit[i + 1] - fit[i]) / (budgets[i + 1] - budgets[i]) * 1000.0
-        if slope < delta - _TOLERANCE:
-            at, gain = i, slope
-            break
-    inside = gain is not None
+    at = _knee_index(budgets, fit, delta)
+    inside = at + 1 < len(ordered)
     return Knee(
         budget=budgets[at],
         recall=ordered[at][1],
         fitted=fit[at],
         next_budget=budgets[at + 1] if inside else None,
-        gain_after=gain,
+        gain_after=_gain(budgets, fit, at, at + 1) if inside else None,
         delta=delta,
         metric=check_knee_metric(metric),
         best_recall=best,
         best_budget=best_budget,
         at_edge=not inside,
+        at_lower_edge=at == 0,
     )
+
+
+def _gain(budgets: Sequence[int], fit: Sequence[float], i: int, j: int) -> float:
+    """Fitted gain per 1,000 tokens from budget ``i`` to budget ``j``."""
+    return (fit[j] - fit[i]) / (budgets[j] - budgets[i]) * 1000.0
+
+
+def _knee_index(budgets: Sequence[int], fit: Sequence[float], delta: float) -> int:
+    """The smallest index from which every larger budget gains less than δ per 1k."""
+    for i in range(len(budgets) - 1):
+        later = (_gain(budgets, fit, i, j) for j in range(i + 1, len(budgets)))
+        if all(gain < delta - _TOLERANCE for gain in later):
+            return i
+    return len(budgets) - 1
 
 
 def marginal_recall(points: Sequence[Point]) -> list[Marginal]:

@@ -10,9 +10,12 @@ leaves them out of its means).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.evaluate import count_unknown_docs
@@ -38,6 +41,10 @@ class LabeledSet:
         unknown_docs: Judgments (query, document) naming documents not in the corpus.
         spans_beyond_text: Span labels that end past their document's text.
         span_lines: Canonical text of the span labels (for the content hash).
+        unmatched_labels: Lab labels that match no document id, in file order: their
+            queries are among ``excluded_no_relevant`` (``lab`` names them too).
+        empty_docs: Judgments naming documents the corpus has with no text (never
+            indexed; see :func:`note_empty_documents`), not counted in ``unknown_docs``.
     """
 
     queries: dict[str, str]
@@ -48,6 +55,8 @@ class LabeledSet:
     unknown_docs: int
     spans_beyond_text: int
     span_lines: tuple[str, ...] = ()
+    unmatched_labels: tuple[str, ...] = ()
+    empty_docs: int = 0
 
     def content_hash(self) -> str:
         """Hash of the query texts and labels, so results are keyed by what judged them."""
@@ -56,7 +65,8 @@ class LabeledSet:
 
 def _read_labels(
     queries: PathLike, qrels: PathLike | None, spans: PathLike | None, doc_ids: Collection[str]
-) -> tuple[dict[str, str], Labels, tuple[str, ...]]:
+) -> tuple[dict[str, str], Labels, tuple[str, ...], tuple[str, ...]]:
+    """Query texts, labels, span lines (for the hash) and the lab labels matching nothing."""
     if qrels is not None and spans is not None:
         raise ConfigError("give either qrels or span labels, not both: they are two labelings")
     if is_labeled_file(queries):
@@ -67,13 +77,15 @@ def _read_labels(
             )
         items = read_labeled(queries)
         texts = {item.qid: item.query for item in items}
-        return texts, Labels.from_qrels(labels_to_qrels(items, doc_ids)), ()
+        judged = labels_to_qrels(items, doc_ids)
+        unmatched = tuple(item.label for item in items if not judged[item.qid])
+        return texts, Labels.from_qrels(judged), (), unmatched
     if spans is not None:
         span_list = read_spans(spans)
         lines = tuple(f"s\t{s.qid}\t{s.doc_id}\t{s.start}\t{s.end}\t{s.grade}" for s in span_list)
-        return read_queries(queries), Labels.from_spans(span_list), lines
+        return read_queries(queries), Labels.from_spans(span_list), lines, ()
     if qrels is not None:
-        return read_queries(queries), Labels.from_qrels(load_qrels(qrels)), ()
+        return read_queries(queries), Labels.from_qrels(load_qrels(qrels)), (), ()
     raise ConfigError(
         f"{queries} holds no labels: pass a qrels file or span labels with it, or lab "
         'JSONL ({"query", "label"})'
@@ -98,9 +110,15 @@ def load_labeled_set(
 
     Raises:
         ConfigError: Both or neither label file given where exactly one is needed.
-        InputError: A file is malformed, or no query has a relevant document.
+        InputError: A file is malformed or holds no query, or no query has a relevant
+            document.
     """
-    texts, labels, span_lines = _read_labels(queries, qrels, spans, doc_ids)
+    texts, labels, span_lines, unmatched = _read_labels(queries, qrels, spans, doc_ids)
+    if not texts:
+        raise InputError(
+            f"queries file {queries} holds no queries: it is empty; give BEIR lines "
+            '({"_id": "q1", "text": "..."}) or lab JSONL ({"query": "...", "label": "..."})'
+        )
     known = Labels(
         {q: j for q, j in labels.qrels.items() if q in texts},
         {q: s for q, s in labels.spans.items() if q in texts},
@@ -123,4 +141,47 @@ def load_labeled_set(
         unknown_docs=count_unknown_docs(known.qrels, ids),
         spans_beyond_text=known.spans_beyond({d: doc_length(d) for d in span_docs}),
         span_lines=span_lines,
+        unmatched_labels=unmatched,
     )
+
+
+def note_empty_documents(
+    labeled: LabeledSet, corpus: PathLike, doc_ids: Collection[str]
+) -> LabeledSet:
+    """Count judgments of documents that ``corpus`` holds without text apart.
+
+    Ingest skips an empty document (a BEIR record with no title and text, Cranfield's
+    ``995``; a whitespace-only file), so its judgments name no indexed document; they
+    move from ``unknown_docs`` to ``empty_docs``, which says why.
+    """
+    ids = doc_ids if isinstance(doc_ids, set | frozenset) else set(doc_ids)
+    missing = {d for judged in labeled.labels.qrels.values() for d in judged if d not in ids}
+    empty = _empty_documents(Path(corpus), missing) if missing else set()
+    if not empty:
+        return labeled
+    pairs = sum(1 for judged in labeled.labels.qrels.values() for d in judged if d in empty)
+    return dataclasses.replace(labeled, unknown_docs=labeled.unknown_docs - pairs, empty_docs=pairs)
+
+
+def _empty_documents(corpus: Path, candidates: set[str]) -> set[str]:
+    """The ``candidates`` that ``corpus`` (a folder or a BEIR ``.jsonl``) holds empty."""
+    if corpus.is_dir():
+        return {
+            d for d in candidates
+            if (corpus / d).is_file() and not (corpus / d).read_bytes().strip()
+        }  # fmt: skip
+    if corpus.suffix != ".jsonl" or not corpus.is_file():
+        return set()
+    found: set[str] = set()
+    with corpus.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # ingest already said what is wrong with such a line
+            if not isinstance(record, dict) or str(record.get("_id")) not in candidates:
+                continue
+            title, text = record.get("title") or "", record.get("text") or ""
+            if isinstance(title, str) and isinstance(text, str) and not (title + text).strip():
+                found.add(str(record["_id"]))
+    return found

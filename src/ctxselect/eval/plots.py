@@ -21,6 +21,7 @@ RELEVANT_TOKENS_PLOT = "relevant_tokens_vs_budget.png"
 SIZE_PLOT = "quality_vs_chunk_size.png"
 TOKENS_USED_PLOT = "recall_vs_tokens_used.png"
 _MARKERS = "osD^vP*Xhp<>"
+_LINTHRESH = 100  # tokens: linear below, logarithmic above
 
 
 def _figure(width: float = 7.5, height: float = 4.5) -> Any:
@@ -83,6 +84,11 @@ def tokens_used_plot(curves: Sequence[Curve], metric: str, dataset: str) -> byte
     Fill-to-budget curves (stop ``none``) are solid, stopping curves dashed: at the same
     mean tokens sent, the higher line selects better.
     """
+    return _png(tokens_used_figure(curves, metric, dataset))
+
+
+def tokens_used_figure(curves: Sequence[Curve], metric: str, dataset: str) -> Any:
+    """The matplotlib ``Figure`` of :func:`tokens_used_plot`."""
     figure = _figure()
     axes = figure.add_subplot()
     for i, curve in enumerate(curves):
@@ -96,14 +102,31 @@ def tokens_used_plot(curves: Sequence[Curve], metric: str, dataset: str) -> byte
             linestyle="-" if curve.stop == "none" else "--",
             label=curve.label if curve.stop != "none" else f"{curve.label} (fill)",
         )
-    axes.set_xscale("symlog", linthresh=100)
+    # symlog, not log: a stop rule can send 0 tokens; the ticks are set by hand because
+    # matplotlib labels none inside the linear part (0 to 100), where stopping curves sit
+    axes.set_xscale("symlog", linthresh=_LINTHRESH)
+    _token_ticks(axes, [p.tokens_used for c in curves for p in c.points])
     axes.set_xlabel("mean tokens used per query (framing included)")
     axes.set_ylabel(f"{metric}@Bt")
     axes.set_title(f"{dataset}: {metric}@Bt against mean tokens used (dashed: stopping)")
     axes.set_ylim(0, 1.02)
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="small", ncols=2 if len(curves) > 8 else 1)
-    return _png(figure)
+    return figure
+
+
+def _token_ticks(axes: Any, values: Sequence[float]) -> None:
+    """Label a symlog token axis at round numbers that read true (25, 50, 100, 250, ...).
+
+    Only labelled ticks are drawn (no minor ticks), each at its true position.
+    """
+    ticker = require("matplotlib.ticker", extra="plot", feature="sweep plots")
+    high = max([*values, 1.0])
+    steps = [0, 25, 50] + [m * 10**e for e in range(2, 9) for m in (1, 2.5, 5)]
+    ticks = [t for t in steps if t < high]
+    ticks.append(next(t for t in steps if t >= high))  # the first at or past the data
+    axes.set_xticks(ticks, [f"{int(t):,}" for t in ticks])
+    axes.xaxis.set_minor_locator(ticker.NullLocator())
 
 
 def size_plot(points: Sequence[SizePoint], metrics: Sequence[str], dataset: str) -> bytes:
@@ -112,6 +135,11 @@ def size_plot(points: Sequence[SizePoint], metrics: Sequence[str], dataset: str)
     The x axis is the mean chunk length in tokens, the one unit every chunker shares
     (paragraph sizes are characters); each point is labelled with its configured size.
     """
+    return _png(size_figure(points, metrics, dataset))
+
+
+def size_figure(points: Sequence[SizePoint], metrics: Sequence[str], dataset: str) -> Any:
+    """The matplotlib ``Figure`` of :func:`size_plot`."""
     figure = _figure(4.2 * max(1, len(metrics)), 4.2)
     panels = figure.subplots(1, max(1, len(metrics)), squeeze=False)[0]
     lines: dict[tuple[str, str], list[SizePoint]] = {}
@@ -132,12 +160,14 @@ def size_plot(points: Sequence[SizePoint], metrics: Sequence[str], dataset: str)
                 )
         axes.set_xscale("log", base=2)
         _power_of_two_ticks(axes, [p.mean_chunk_tokens for p in points])
-        axes.set_xlabel("mean chunk length (tokens); labels: configured size")
+        axes.set_xlabel("mean chunk length (tokens)")
         axes.set_ylabel("top-1 correct (hit@1)" if metric == "hit@1" else metric)
         axes.set_title(f"{dataset}: {metric} against chunk size")
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize="small")
-    return _png(figure)
+    # said once for the figure: as each panel's x label it was wider than the panel
+    figure.supxlabel("point labels: configured chunk size", fontsize="small")
+    return figure
 
 
 def _power_of_two_ticks(axes: Any, values: Sequence[float]) -> None:

@@ -88,6 +88,7 @@ def _dataset(report: SweepReport) -> str:
             ("queries file", report.queries_file),
             ("labels", f"{report.labels_file or report.queries_file} ({report.label_kind})"),
             ("queries excluded (no judged-relevant document)", report.excluded_no_relevant),
+            ("labels matching no document", ", ".join(report.unmatched_labels) or "none"),
             ("judged queries missing from the queries file", report.unknown_queries),
             ("judgments naming documents not in the corpus", report.unknown_docs),
             ("spans ending past their document's text", report.spans_beyond_text),

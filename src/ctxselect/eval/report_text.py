@@ -7,14 +7,18 @@ from ctxselect.eval.tables import render_table, to_markdown
 
 KNEE_RULE = (
     "δ = gain per 1k × (1 + (T − 1) × c) is the least gain per 1,000 tokens worth its cost "
-    "over the session. The knee of a configuration is the smallest swept budget whose step "
-    "to the next swept budget gains less than δ per 1,000 tokens on a monotone (isotonic) "
-    "fit of its curve; the next budget confirms it, so budgets added below the knee or "
-    "above that next budget never move it. When no step gains less than δ, the knee is at "
-    "the edge (* : the largest budget swept): sweep larger budgets. The recommended budget "
-    "is, among configurations with a knee inside their range, the one with the highest "
-    "value at its knee (differences within ε count as ties, broken by fewer tokens, then "
-    "grid order)."
+    "over the session. The knee of a configuration is the smallest swept budget from which "
+    "no larger swept budget gains δ or more per 1,000 tokens on a monotone (isotonic) fit "
+    "of its curve: the budget with the highest fitted value minus δ per 1,000 tokens, so a "
+    "flat step just below a steep rise does not end the search. Budgets added to a sweep "
+    "either leave the knee where it is or move it to one of themselves (never to another "
+    "budget already swept): up, when an added budget gains δ or more per 1,000 tokens over "
+    "the knee; down, when the step from an added smaller budget to the knee gains at most "
+    "δ per 1,000 tokens. A knee at the largest budget swept is at the edge (*: sweep larger "
+    "budgets); one at the smallest is at the lower edge (<: sweep smaller budgets, which "
+    "may do as well). The recommended budget is, among configurations with a knee below "
+    "the largest budget swept, the one with the highest value at its knee (differences "
+    "within ε count as ties, broken by fewer tokens, then grid order)."
 )
 COST_RULE = (
     "Tokens billed over the session: B × (1 + (T − 1) × c); surplus over the knee: "
@@ -35,6 +39,8 @@ def describe(report: SweepReport) -> str:
         (report.spans_beyond_text, "spans ending past their document's text"),
     ]
     notes = [f"{n} {what}" for n, what in counts if n]
+    if report.unmatched_labels:
+        notes.append(f"labels matching no document: {', '.join(report.unmatched_labels)}")
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -42,11 +48,18 @@ def recommendation(report: SweepReport) -> str:
     """One sentence: the recommended configuration and budget, and why."""
     knee = report.recommended
     m = knee.metric
-    where = (
-        " at the edge: sweep larger budgets (no step gained less than δ)"
-        if knee.at_edge
-        else f" (the step to {knee.next_budget:,} gains {knee.gain_after:.4f} per 1k tokens < δ)"
-    )
+    if knee.at_edge:
+        where = " at the edge: sweep larger budgets (no larger budget was swept)"
+    else:
+        where = (
+            f" (no larger budget gains δ per 1k tokens: the step to {knee.next_budget:,} "
+            f"gains {knee.gain_after:.4f})"
+        )
+    if knee.at_lower_edge:
+        where += (
+            f"; at the lower edge: sweep smaller budgets ({knee.budget:,} is the smallest "
+            "swept, and less may do as well)"
+        )
     return (
         f"Recommended: {report.recommended_configuration} at {knee.budget:,} tokens{where}; "
         f"{m}@{knee.budget}t {knee.recall:.4f} (its best {knee.best_recall:.4f} at "
@@ -86,7 +99,8 @@ def sweep_tables(report: SweepReport, markdown: bool = False) -> str:
             table(curve.points),
         ]
     parts += [
-        f"Knees on {report.knee_metric}@Bt (δ = {report.delta:.4f}; * = at the edge). {KNEE_RULE}",
+        f"Knees on {report.knee_metric}@Bt (δ = {report.delta:.4f}; * = at the edge, < = at "
+        f"the lower edge). {KNEE_RULE}",
         table([knee_row(c) for c in report.curves]),
         recommendation(report),
         "",

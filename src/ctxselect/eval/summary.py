@@ -122,13 +122,13 @@ class KneeRow:
         )
 
     def cells(self) -> tuple[str, ...]:
-        """The row's values as displayed; ``*`` marks a knee at the edge of the sweep."""
+        """The row's values as displayed; ``*``/``<`` mark a knee at the upper/lower edge."""
         knee = self.knee
         at_4x = "-" if self.recall_at_4x is None else f"{self.recall_at_4x:.4f}"
         gain = "-" if knee.gain_after is None else f"{knee.gain_after:.4f}"
         return (
             self.label,
-            f"{knee.budget}{'*' if knee.at_edge else ''}",
+            f"{knee.budget}{'*' if knee.at_edge else ''}{'<' if knee.at_lower_edge else ''}",
             f"{knee.recall:.4f}",
             "-" if knee.next_budget is None else str(knee.next_budget),
             gain,
@@ -349,6 +349,8 @@ class SweepReport:
         seconds: Wall time of the sweep.
         stop_calibration: Which P(relevant) the stop rules other than ``none`` used
             (``out of sample, 5 folds`` or ``uncalibrated rule (...)``; "" with none).
+        unmatched_labels: Lab labels matching no document, in file order (their queries
+            are among ``excluded_no_relevant``).
     """
 
     dataset: str
@@ -384,3 +386,4 @@ class SweepReport:
     reused: int
     seconds: float
     stop_calibration: str = ""
+    unmatched_labels: tuple[str, ...] = ()

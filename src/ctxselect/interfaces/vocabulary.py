@@ -79,7 +79,7 @@ TERMS: tuple[Term, ...] = (
         "metrics of a mode on labeled queries",
         _CHUNK_BM25,
     ),
-    Term("api.evaluate.run_lab", "lab", None, "chunk size x budget on unlabeled queries"),
+    Term("api.evaluate.run_lab", "lab", None, "chunk size x budget on labeled queries"),
     Term(
         "api.sweep.run_sweep",
         "sweep",

@@ -7,6 +7,7 @@ one help text and one check wherever it appears.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -48,28 +49,47 @@ def check_stop_option(_ctx: click.Context, param: click.Parameter, value: str) -
         raise click.BadParameter(str(exc), param=param) from None
 
 
-def check_mmr(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
-    """Refuse an MMR λ outside [0, 1] as a usage error, with the sessions' message."""
-    from ctxselect.agent import check_mmr as check
-    from ctxselect.errors import ConfigError
+MMR_OFF = "none"
+"""``--mmr none``: no MMR, whatever the project config file sets."""
 
-    try:
-        return check(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from None
+
+class MmrLambda(click.ParamType):
+    """An MMR λ from 0 to 1, or ``none`` (no MMR: overrides an ``mmr`` config key)."""
+
+    name = "LAMBDA"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """Parse ``value`` into a λ (checked as sessions check it) or None for ``none``."""
+        from ctxselect.agent import check_mmr
+        from ctxselect.errors import ConfigError
+
+        if value is None or (isinstance(value, str) and value.strip().lower() == MMR_OFF):
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(
+                f"mmr must be a number from 0 to 1, or {MMR_OFF}, got {value!r}: write e.g. "
+                f"--mmr 0.7, or --mmr {MMR_OFF} for no MMR",
+                param,
+                ctx,
+            )
+        try:
+            return check_mmr(number)
+        except ConfigError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def mmr_option(func: F) -> F:
-    """Add ``--mmr LAMBDA`` (diversity-aware reordering of the ranked chunks)."""
+    """Add ``--mmr LAMBDA|none`` (diversity-aware reordering of the ranked chunks)."""
     return click.option(
         "--mmr",
-        type=float,
+        type=MmrLambda(),
         default=None,
-        metavar="LAMBDA",
-        callback=check_mmr,
+        metavar="LAMBDA|none",
         help="Reorder the ranked chunks by maximal marginal relevance with this LAMBDA from 0 "
         "to 1 (1: relevance only; lower: fewer near-duplicates). Needs dense vectors (index "
-        "--embedder).",
+        f"--embedder). {MMR_OFF}: no MMR, overriding an mmr key of the project config file.",
     )(func)
 
 

@@ -56,9 +56,9 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
 def eval_result(result: EvalResult) -> str:
     """Metric values and what the evaluation covered."""
     lines = [
-        f"{result.corpus}: {result.documents} documents, {result.chunks} chunks, "
-        f"mode {result.mode}, {result.n_queries} queries, {result.label_kind} labels, "
-        f"{result.level} level, run {result.depth} deep"
+        f"{result.corpus}: {result.documents} documents, {result.chunks} chunks "
+        f"({_chunking(result)}), mode {result.mode}, {result.n_queries} queries, "
+        f"{result.label_kind} labels, {result.level} level, run {result.depth} deep"
         + (f", embedder {result.embedder}" if result.embedder else ""),
     ]
     if result.filter:
@@ -78,9 +78,12 @@ def eval_result(result: EvalResult) -> str:
         (result.missing_from_run, "queries with no hit (scored 0)"),
         (result.unknown_queries_in_qrels, "judged queries missing from the queries file"),
         (result.unknown_docs_in_qrels or 0, "judged documents not in the corpus"),
+        (result.empty_docs_in_qrels, "judged documents that are empty (no text to index)"),
         (result.spans_beyond_text, "spans ending past their document's text"),
     ]
     lines.extend(f"{what}: {n}" for n, what in counts if n)
+    if result.unmatched_labels:
+        lines.append(unmatched_labels_line(result.unmatched_labels))
     if result.per_query_path:
         lines.append(f"per-query values written to {result.per_query_path}")
     lines.append(
@@ -88,6 +91,12 @@ def eval_result(result: EvalResult) -> str:
         + (f", run written to {result.run_path}" if result.run_path else "")
     )
     return "\n".join(lines)
+
+
+def _chunking(result: EvalResult) -> str:
+    """``tokens 512 cl100k``: how the measured index was chunked (``overlap N`` if any)."""
+    overlap = f", overlap {result.overlap}" if result.overlap else ""
+    return f"{result.chunker} {result.size} {result.tokenizer}{overlap}"
 
 
 def lab_report(report: LabReport) -> str:
@@ -99,9 +108,13 @@ def lab_report(report: LabReport) -> str:
         f"tokens in {report.tokenizer}, framing included):\n{render_table(report.budget_rows)}"
     )
     if report.unmatched_labels:
-        text += "labels matching no document (those queries can never be answered): "
-        text += ", ".join(report.unmatched_labels)
+        text += unmatched_labels_line(report.unmatched_labels)
     return text.removesuffix("\n")  # click.echo ends the line
+
+
+def unmatched_labels_line(labels: tuple[str, ...]) -> str:
+    """Name the lab labels that match no document (``lab``, ``eval``)."""
+    return "labels matching no document (those queries can never be answered): " + ", ".join(labels)
 
 
 def sweep_footer(report: SweepReport) -> str:
@@ -120,6 +133,7 @@ def recommendation_data(report: SweepReport) -> dict[str, Any]:
         "recall": report.recommended.recall,
         "metric": report.recommended.metric,
         "at_edge": report.recommended.at_edge,
+        "at_lower_edge": report.recommended.at_lower_edge,
         "next_budget": report.recommended.next_budget,
         "gain_after": report.recommended.gain_after,
         "delta": report.recommended.delta,
@@ -166,6 +180,11 @@ def comparison(result: Comparison) -> str:
         f"p: two-sided paired randomization test, {result.permutations:,} permutations, "
         f"seed {result.seed}.",
     ]
+    lines.extend(
+        f"{name} ranks chunks (DOC#N ids, as eval --level chunk writes them): scored by "
+        "document, each ranked by its best chunk"
+        for name in result.by_document
+    )
     counts = [
         (result.missing_from_a, "judged queries missing from A (scored 0)"),
         (result.missing_from_b, "judged queries missing from B (scored 0)"),
