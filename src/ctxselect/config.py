@@ -255,7 +255,16 @@ def env_or(name: str, default: str | None = None) -> str | None:
 
 
 def resolve_index_dir(index: str | os.PathLike[str] | None) -> str:
-    """Pick the index folder: argument, then ``CTXSELECT_INDEX``, then ``./.ctxselect``."""
+    """Pick the index folder: argument, then ``CTXSELECT_INDEX``, then ``./.ctxselect``.
+
+    Raises:
+        ConfigError: ``index`` is not a path (str or os.PathLike) or None.
+    """
+    if index is not None and not isinstance(index, str | os.PathLike):
+        raise ConfigError(
+            f"index must be an index folder (a str or os.PathLike path) or None, got "
+            f"{type(index).__name__} {index!r:.60}: pass a path such as '.ctxselect'"
+        )
     if index:
         return os.fspath(index)
     return env_or(INDEX_ENV, DEFAULT_INDEX_DIR) or DEFAULT_INDEX_DIR

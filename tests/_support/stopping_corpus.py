@@ -30,3 +30,16 @@ def make_labeled(root):
     )
     qrels.write_text("".join(f"q{i}\tt{i:02d}.md\t1\n" for i in range(TOPICS)), encoding="utf-8")
     return {"corpus": corpus, "queries": queries, "qrels": qrels, "root": root}
+
+
+def calibrated_folder(root):
+    """The corpus of :func:`make_labeled` under ``root``, indexed with the hash embedder and
+    calibrated in every mode; returns the index folder."""
+    from ctxselect import api
+    from ctxselect.api.calibrate import calibrate_index
+
+    labeled = make_labeled(root)
+    folder = labeled["root"] / "ix"
+    api.index_paths([labeled["corpus"]], folder, embedder="hash")
+    calibrate_index(folder, labeled["queries"], labeled["qrels"])
+    return folder

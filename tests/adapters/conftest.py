@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from _support.stopping_corpus import make_labeled
+from _support.stopping_corpus import calibrated_folder
 from ctxselect import api
-from ctxselect.api.calibrate import calibrate_index
 from ctxselect.errors import ConfigError, UnknownNameError
 
 BAD_OPTIONS = [
@@ -47,10 +46,6 @@ def bad_option(request: pytest.FixtureRequest) -> tuple[dict[str, object], type[
 @pytest.fixture(scope="module")
 def tuned_dense(tmp_path_factory: pytest.TempPathFactory) -> api.Index:
     """A small labeled corpus indexed with the hash embedder, calibrated in every mode."""
-    labeled = make_labeled(tmp_path_factory.mktemp("tuned-dense"))
-    folder = labeled["root"] / "ix"
-    api.index_paths([labeled["corpus"]], folder, embedder="hash")
-    calibrate_index(folder, labeled["queries"], labeled["qrels"])
-    index = api.open_index(folder)
+    index = api.open_index(calibrated_folder(tmp_path_factory.mktemp("tuned-dense")))
     assert index.calibration("dense") is not None  # the stop threshold below is applicable
     return index

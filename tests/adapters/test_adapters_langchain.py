@@ -228,3 +228,18 @@ def test_it_runs_offline_and_reads_without_the_write_path(folder: str, tmp_path:
     assert run["docs"] and run["attempts"] == []
     assert "langchain_core" in run["modules"]
     assert not [m for m in run["modules"] if m.startswith(("ctxselect.ingest", "ctxselect.chunk"))]
+
+
+def test_a_query_longer_than_mcp_allows_is_answered_as_index_select_answers_it(
+    index: api.Index,
+) -> None:
+    query = (SECOND + " ") * (3000 // len(SECOND) + 1)  # above MCP's 2,000 characters
+    docs = CtxselectRetriever(index=index, budget=BUDGET, stop="none").invoke(query)
+    selection = index.select(query, BUDGET, stop="none")
+    assert len(query) > 2000 and selection.chunks
+    assert [d.page_content for d in docs] == [p.text for p in selection.chunks]
+
+
+def test_an_index_that_is_not_a_path_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"index must be an index folder .*got int 5"):
+        CtxselectRetriever(index=5)

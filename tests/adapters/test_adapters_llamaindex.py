@@ -251,3 +251,18 @@ def test_the_settings_that_make_llama_index_download(folder: str, tmp_path: Path
     assert kept["attempts"] == []
     assert kept["data"] == [198, 2]
     assert "least recently used entries" in kept["answer"]
+
+
+def test_a_query_longer_than_mcp_allows_is_answered_as_index_select_answers_it(
+    index: api.Index,
+) -> None:
+    query = (SECOND + " ") * (3000 // len(SECOND) + 1)  # above MCP's 2,000 characters
+    nodes = CtxselectRetriever(index, budget=BUDGET, stop="none").retrieve(query)
+    selection = index.select(query, BUDGET, stop="none")
+    assert len(query) > 2000 and selection.chunks
+    assert [n.node.get_content() for n in nodes] == [p.text for p in selection.chunks]
+
+
+def test_an_index_that_is_not_a_path_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"index must be an index folder .*got int 5"):
+        CtxselectRetriever(5)

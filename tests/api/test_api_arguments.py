@@ -53,6 +53,15 @@ K_BELOW_ONE = "k must be a whole number of chunks >= 1, got {}: pass "
         ),
         (lambda ix: ix.search_many(FIRST), r"got str: pass \{qid: text\}"),
         (lambda ix: ix.search_many({"q1": None}), "query 'q1' must be a string, got NoneType"),
+        (lambda ix: ix.select(FIRST, 50), "budget 50 is below the minimum of 100 tokens"),
+        (lambda ix: ix.select(FIRST, 0), "budget 0 is below the minimum of 100 tokens"),
+        (lambda ix: ix.select(FIRST, 10**12), "above the maximum of 100,000,000 tokens"),
+        (lambda ix: ix.select(FIRST, 500, promote="no"), "promote must be True or False"),
+        (lambda ix: ix.count_tokens(None), "text must be a string, got NoneType None"),
+        (lambda ix: ix.render(None), "selection must be a ctxselect Selection, got NoneType"),
+        (lambda ix: ix.select(FIRST, 500, include=5), "include must be a gitignore glob .*int 5"),
+        (lambda ix: ix.search(FIRST, exclude=[3]), r"exclude must be a gitignore glob .*\[3\]"),
+        (lambda ix: ix.select(FIRST, 500, where=5), "where must be key=value strings.*int 5"),
     ],
 )
 def test_a_wrong_argument_is_refused_with_what_to_pass(
@@ -87,3 +96,8 @@ def test_whole_numbers_of_any_integer_type_are_taken(index: api.Index) -> None:
     assert index.select(FIRST, np.int64(1000)) == index.select(FIRST, 1000)
     assert index.depth(np.int32(1000)) == index.depth(1000)
     assert index.search(FIRST, np.int64(3)) == index.search(FIRST, 3)
+
+
+def test_the_api_and_the_cli_take_the_same_budgets(index: api.Index) -> None:
+    assert index.select(FIRST, 100).tokens_used <= 100  # the CLI's minimum
+    assert index.select(FIRST, 100_000_000, k=3).tokens_used > 0  # and maximum

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ctxselect as cs
-from ctxselect.errors import IndexNotFoundError, UnknownNameError
+from ctxselect.errors import ConfigError, IndexNotFoundError, UnknownNameError
 
 GUIDE = """# Guide
 
@@ -101,7 +101,9 @@ def test_chunk_offsets_hold_against_stored_documents(corpus, tmp_path):
 
 def test_tiny_budget_gives_an_empty_selection_that_says_why(corpus, tmp_path):
     with cs.build_index([corpus], tmp_path / "ix") as idx:
-        selection = idx.select("synchronizer", budget=3)
+        with pytest.raises(ConfigError, match="budget 3 is below the minimum of 100 tokens"):
+            idx.select("synchronizer", budget=3)  # the range the CLI, MCP and adapters take
+        selection = idx.select_ranked(idx.rank("synchronizer", idx.depth(3)), 3)
     assert selection.chunks == () and selection.tokens_used == 0
     assert "budget" in selection.note
 

@@ -90,3 +90,58 @@ def test_documents_the_index_cannot_hold_are_refused_by_name(tmp_path):
     with pytest.raises(InputError, match="appears twice"):
         cs.add_documents([Document("y", "again"), Document("y", "twice")], target)
     assert _doc_ids(target) == {"x", "y"}
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda ix: cs.index_paths(5, ix), ConfigError, "paths must be a file or folder path"),
+        (lambda ix: cs.index_paths(b"w1", ix), ConfigError, r"got bytes b'w1'.*decode"),
+        (lambda ix: cs.open_index(5), ConfigError, "index must be an index folder .*int 5"),
+        (lambda ix: cs.index_paths([], 5), ConfigError, "index must be an index folder"),
+        (
+            lambda ix: cs.add_documents(Document("s", "x"), ix),
+            InputError,
+            r"documents must be a list of ctxselect.Document, got Document.*pass a list",
+        ),
+        (
+            lambda ix: cs.add_documents([Document("n", None)], ix),  # type: ignore[arg-type]
+            InputError,
+            r"documents\[0\] \('n'\) has text=None, a NoneType",
+        ),
+        (
+            lambda ix: cs.add_documents([Document("t", "x", title=None)], ix),  # type: ignore[arg-type]
+            InputError,
+            r"has title=None.*pass title='' for none",
+        ),
+        (
+            lambda ix: cs.add_documents([Document("f", "x", fields=[("lang",)])], ix),  # type: ignore[list-item]
+            InputError,
+            r"fields are \(key, value\) pairs of strings or a mapping",
+        ),
+        (lambda ix: cs.remove_documents(None, ix), ConfigError, "doc_ids must be a document id"),
+        (lambda ix: cs.remove_documents([1], ix), ConfigError, r"got list \[1\]"),
+    ],
+)
+def test_wrong_argument_types_are_refused_by_name(tmp_path, call, error, message):
+    ix = tmp_path / "ix"
+    with pytest.raises(error, match=message):
+        call(ix)
+    assert not ix.exists()
+
+
+def test_fields_given_as_a_mapping_are_stored_as_pairs(tmp_path):
+    ix = tmp_path / "ix"
+    cs.add_documents([Document("f.py", "def f(): pass", fields={"lang": "py"})], ix)  # type: ignore[arg-type]
+    with cs.open_index(ix) as idx:
+        assert "lang" in idx.info().fields
+        assert [h.doc_id for h in idx.search("def", where="lang=py")] == ["f.py"]
+        assert idx.search("def", where="lang=go") == []
+
+
+def test_one_doc_id_given_as_a_str_is_one_id(tmp_path):
+    ix = tmp_path / "ix"
+    cs.add_documents([Document("a.md", "alpha"), Document("b.md", "beta")], ix)
+    assert cs.remove_documents("a.md", ix).removed == 1
+    with cs.open_index(ix) as idx:
+        assert idx.info().documents == 1

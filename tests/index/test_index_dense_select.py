@@ -48,7 +48,8 @@ def test_mmr_moves_near_duplicates_down(near_duplicates) -> None:
         assert diverse[0].doc_id == "dup1.txt" and not diverse[1].doc_id.startswith("dup")
         assert sorted(h.doc_id for h in diverse) == sorted(plain)
         assert [h.rank for h in diverse] == [1, 2, 3, 4, 5]
-        chosen = idx.select("apple banana cherry", 40, mode="hybrid", mmr=0.3)
+        ranked = idx.rank("apple banana cherry", idx.depth(40), "hybrid", mmr=0.3)
+        chosen = idx.select_ranked(ranked, 40, mode="hybrid")  # below select's 100 tokens
         assert not chosen.chunks[1].doc_id.startswith("dup") and chosen.tokens_used <= 40
         with pytest.raises(ConfigError, match="MMR lambda must be from 0 to 1"):
             idx.rank("apple", 3, "dense", mmr=1.5)
@@ -77,6 +78,7 @@ def test_promote_sends_the_section_within_the_budget(guide, mode) -> None:
         assert section[0].text == idx.span_text("g.md", section[0].start, section[0].end)
         assert section[0].text.startswith("## Reset") and promoted.tokens_used <= 150
         for budget in range(10, 160, 7):
-            chosen = idx.select("reset synchronizer release", budget, mode=mode, promote=True)
+            ranked = idx.rank("reset synchronizer release", idx.depth(budget), mode)
+            chosen = idx.select_ranked(ranked, budget, mode=mode, promote=True)
             assert chosen.tokens_used <= budget
             assert sum(p.tokens for p in chosen.chunks) == chosen.tokens_used

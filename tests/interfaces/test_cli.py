@@ -152,8 +152,10 @@ def test_budget_below_the_minimum_is_refused_as_mcp_refuses_it(index):
         agent.check_budget(2, None)  # what MCP select raises for budget=2
     assert result.exit_code == 2 and str(facade.value) in result.stderr
     assert "budget 2 is below the minimum of 100 tokens" in result.stderr
-    with api.open_index(index) as idx:  # the API still packs tiny budgets: empty, not a crash
-        selection = idx.select("token budget", 2)
+    with api.open_index(index) as idx:  # select_ranked still packs tiny budgets: empty
+        with pytest.raises(ConfigError, match="budget 2 is below the minimum of 100 tokens"):
+            idx.select("token budget", 2)  # Index.select takes the CLI's range
+        selection = idx.select_ranked(idx.rank("token budget", idx.depth(2)), 2)
     assert selection.chunks == () and "smaller than the smallest framed chunk" in selection.note
 
 

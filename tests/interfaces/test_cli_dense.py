@@ -116,8 +116,10 @@ def test_rerank_model_that_is_not_a_folder(guide_index, tmp_path):
 
 def test_unknown_embedder_lists_the_names(tmp_path):
     corpus = write_guide(tmp_path / "c")
-    message = fails("index", str(corpus), "--index", str(tmp_path / "x"), "--embedder", "nope")
+    args = ["--index", str(tmp_path / "x"), "--embedder", "nope"]
+    message = fails("index", str(corpus), *args, code=2)  # a usage error, as --chunker
     assert "unknown embedder 'nope'" in message and "hash" in message and "minilm" in message
+    assert "none" in message and not (tmp_path / "x").exists()  # no half-made index
 
 
 def test_ann_threshold_below_one_is_a_usage_error(tmp_path):

@@ -161,3 +161,30 @@ def test_watch_paths_runs_again_only_on_changes(tmp_path):
         [root], tmp_path / "ix", interval=0.05, on_report=reports.append, max_runs=2
     )
     assert runs == 2 and [r.added for r in reports] == [1, 0] and reports[1].updated == 1
+
+
+def test_watch_reports_a_locked_run_on_stderr_and_goes_on(tmp_path, monkeypatch):
+    from ctxselect.api import watch
+    from ctxselect.errors import IndexLockedError
+    from ctxselect.interfaces.cli import indexing
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha apples", encoding="utf-8")
+    real_index, real_watch, calls = watch.index_paths, indexing.watch_paths, []
+
+    def locked_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise IndexLockedError("index is locked by process 4242: another writer")
+        return real_index(*args, **kwargs)
+
+    monkeypatch.setattr(watch, "index_paths", locked_once)
+    monkeypatch.setattr(indexing, "watch_paths", lambda *a, **kw: real_watch(*a, max_runs=2, **kw))
+    result = CliRunner().invoke(
+        cli, ["index", str(root), "--index", str(tmp_path / "ix"), "--watch", "--interval", "0.05"]
+    )
+    assert result.exit_code == 0, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "locked by process 4242" in errors[0] and "watching on" in errors[0]
+    assert "stopped watching after 2 index run(s)" in result.stderr and "1 added" in result.stdout

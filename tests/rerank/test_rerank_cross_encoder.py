@@ -128,7 +128,7 @@ def test_search_and_select_rerank_with_a_model_on_disk(model_dir, tmp_path) -> N
         assert [h.chunk_id for h in idx.rank(query, 4, rerank_model=model_dir)] == [
             h.chunk_id for h in want
         ]
-        selection = idx.select(query, 60, k=4, rerank_model=model_dir)
+        selection = idx.select_ranked(idx.rank(query, 4, rerank_model=model_dir), 60)
         assert selection.tokens_used <= 60 and selection.chunks
     args = ["search", query, "-k", "4", "--rerank-model", str(model_dir), "--index", str(ix)]
     result = CliRunner().invoke(cli, [*args, "--json"])

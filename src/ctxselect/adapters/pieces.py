@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,10 +161,13 @@ def check_options(index: api.Index, options: SelectOptions) -> SelectOptions:
 def select(index: api.Index, query: str, options: SelectOptions) -> Selection:
     """Run ``Index.select`` for ``query`` with ``options``.
 
+    A query of any length ``Index.select`` answers is answered (MCP's
+    ``MAX_QUERY_CHARS`` bounds what a model sends a server, not what a program asks).
+
     Raises:
-        ConfigError: ``query`` is empty or longer than the limit.
+        ConfigError: ``query`` is not a string or is empty.
     """
-    limits.check_query(query)
+    limits.check_query(query, sys.maxsize)
     return index.select(
         query,
         options.budget,

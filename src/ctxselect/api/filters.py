@@ -62,15 +62,25 @@ def make_filter(include: Globs = None, exclude: Globs = None, where: Where = Non
         ConfigError: An invalid glob (with the position), a ``where`` item without
             ``=`` or with an empty key, or too many of them.
     """
-    globs_in = _tuple(include), _tuple(exclude)
+    globs_in = _tuple(include, "include"), _tuple(exclude, "exclude")
     globs.doc_filter(*globs_in)  # raises on an invalid glob, naming it and the position
     return Filter(globs_in[0], globs_in[1], parse_where(where))
 
 
-def _tuple(globs: Globs) -> tuple[str, ...]:
+def _tuple(globs: Globs, name: str) -> tuple[str, ...]:
     if globs is None:
         return ()
-    return (globs,) if isinstance(globs, str) else tuple(globs)
+    items = [globs] if isinstance(globs, str) else globs
+    if (
+        not isinstance(items, Iterable)
+        or isinstance(items, bytes | Mapping)
+        or not all(isinstance(g, str) for g in items)
+    ):
+        raise ConfigError(
+            f"{name} must be a gitignore glob (str) or a list of them, got "
+            f"{type(globs).__name__} {globs!r:.60}: pass e.g. 'docs/**' or ['*.md', 'src/']"
+        )
+    return tuple(items)
 
 
 def parse_where(where: Where) -> tuple[tuple[str, str], ...]:
@@ -83,8 +93,15 @@ def parse_where(where: Where) -> tuple[tuple[str, str], ...]:
         return ()
     if isinstance(where, Mapping):
         items: Iterable[object] = [(str(k), str(v)) for k, v in where.items()]
+    elif isinstance(where, str):
+        items = [where]
+    elif isinstance(where, Iterable) and not isinstance(where, bytes):
+        items = list(where)
     else:
-        items = [where] if isinstance(where, str) else list(where)
+        raise ConfigError(
+            f"where must be key=value strings, (key, value) pairs or a mapping, got "
+            f"{type(where).__name__} {where!r:.60}: pass e.g. 'kind=code' or {{'kind': 'code'}}"
+        )
     pairs = [_pair(item) for item in items]
     if len(pairs) > MAX_WHERE:
         raise ConfigError(f"pass at most {MAX_WHERE} where conditions, got {len(pairs)}")

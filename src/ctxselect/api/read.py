@@ -20,7 +20,7 @@ from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
 from ctxselect.api import filters as _filters
 from ctxselect.api.filters import Globs, Where
-from ctxselect.api.searching import SearchingReader, check_k
+from ctxselect.api.searching import SearchingReader, check_k, check_text
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
@@ -28,6 +28,7 @@ from ctxselect.budget.stop import DEFAULT_STOP, check_stop
 from ctxselect.config import (
     DEFAULT_FORMAT,
     DEFAULT_PACKER,
+    check_budget_range,
     resolve_index_dir,
 )
 from ctxselect.embed.windows import AutoChoice, describe_long_policy
@@ -126,11 +127,18 @@ class Index(SearchingReader):
         Raises:
             ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
                 number on an index (or reordering) without P(relevant); an invalid filter;
-                ``query`` not a string, ``budget`` not a whole number, ``k`` below 1.
+                ``query`` not a string, ``budget`` not a whole number from 100 to
+                100,000,000 (as the CLI, MCP and the adapters), ``k`` below 1, ``promote``
+                not a bool. Smaller budgets: :meth:`select_ranked` on :meth:`rank`.
         """
         _stop.check_stop(stop)
-        budget = whole_budget(budget)
+        budget = check_budget_range(whole_budget(budget))  # the CLI's, MCP's, adapters' range
         k = check_select_k(k)
+        if not isinstance(promote, bool):
+            raise ConfigError(
+                f"promote must be True or False, got {promote!r}: True sends whole "
+                f"sections for their selected children"
+            )
         filter = _filters.make_filter(include, exclude, where)
         depth = k or self.depth(budget)
         hits = self._rank(query, depth, mode, mmr=mmr, rerank_model=rerank_model, filter=filter)
@@ -309,7 +317,12 @@ class Index(SearchingReader):
     # Building blocks for callers that choose their own candidates (agent/sessions.py).
 
     def count_tokens(self, text: str) -> int:
-        """Count ``text`` in the tokenizer the index was built with."""
+        """Count ``text`` in the tokenizer the index was built with.
+
+        Raises:
+            ConfigError: ``text`` is not a string.
+        """
+        check_text(text, "text")
         return int(_tokens.get_counter(self.chunk_spec.tokenizer).count(text))
 
     def depth(self, budget: int) -> int:

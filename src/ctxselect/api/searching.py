@@ -21,6 +21,9 @@ from ctxselect.errors import ConfigError
 from ctxselect.stores import Store
 from ctxselect.types import Explanation, Filter, Hit
 
+# explain ranks this deep to give a chunk its P(relevant); below, P is left out (None)
+EXPLAIN_P_DEPTH = 1000
+
 
 def check_text(query: object, what: str = "query") -> str:
     """Return ``query`` if it is a string, else raise (``what`` names it in the message).
@@ -100,16 +103,7 @@ class SearchingReader(FilteredReader):
 
     def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
         check_text(query)
-        k = check_k(k)
-        retriever = self.retriever(mode)
-        calibration = self.calibration(mode)
-        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
-        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
-        if self._lazy:
-            hits = self._pinned(lambda r: self._ranked_many(r, {"": query}, depth, filter), mode)
-        else:
-            hits = self._ranked_many(retriever, {"": query}, depth, filter)
-        return _calibration.with_p(hits[""], calibration)[:k]
+        return self._search_many({"": query}, check_k(k), mode, filter)[""]
 
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
         """The P(relevant) calibration tuning stored for ``mode`` (None: uncalibrated)."""
@@ -141,14 +135,36 @@ class SearchingReader(FilteredReader):
         """
         check_queries(queries)
         k = check_k(k)
-        filter = _filters.make_filter(include, exclude, where)
+        return self._search_many(queries, k, mode, _filters.make_filter(include, exclude, where))
+
+    def _search_many(
+        self, queries: Mapping[str, str], k: int, mode: str | None, filter: Filter
+    ) -> dict[str, list[Hit]]:
+        """:meth:`search` for every query: the same depth, the same P(relevant)."""
         retriever = self.retriever(mode)
+        calibration = self.calibration(mode)
+        # P reads the score distribution of the top STATS_DEPTH: rank that many, keep k
+        depth = max(k, _calibration.STATS_DEPTH) if calibration is not None else k
         if self._lazy:
-            return self._pinned(lambda r: self._ranked_many(r, queries, k, filter), mode)
-        return self._ranked_many(retriever, queries, k, filter)
+            ranked = self._pinned(lambda r: self._ranked_many(r, queries, depth, filter), mode)
+        else:
+            ranked = self._ranked_many(retriever, queries, depth, filter)
+        return {qid: _calibration.with_p(hits, calibration)[:k] for qid, hits in ranked.items()}
 
     def explain(self, query: str, chunk_id: str, mode: str | None = None) -> Explanation:
-        """Take the score of ``chunk_id`` for ``query`` apart, term by term."""
+        """Take the score of ``chunk_id`` for ``query`` apart, term by term.
+
+        On an index calibrated for the mode, ``p_relevant`` is the chunk's P(relevant)
+        as :meth:`search` gives it (None when it ranks below :data:`EXPLAIN_P_DEPTH`).
+        """
+        found = self._explain(query, chunk_id, mode)
+        if self.calibration(mode) is None:
+            return found
+        ranked = self._search_many({"": query}, EXPLAIN_P_DEPTH, mode, _filters.make_filter())
+        p = next((h.p_relevant for h in ranked[""] if h.chunk_id == chunk_id), None)
+        return dataclasses.replace(found, p_relevant=p)
+
+    def _explain(self, query: str, chunk_id: str, mode: str | None) -> Explanation:
         check_text(query)
         retriever = self.retriever(mode)
         if self._lazy:
@@ -158,9 +174,9 @@ class SearchingReader(FilteredReader):
     def explain_top(self, query: str, k: int = 3, mode: str | None = None) -> list[Explanation]:
         """Explain the ``k`` best chunks for ``query`` (with P(relevant) when calibrated)."""
         return [
-            dataclasses.replace(self.explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
+            dataclasses.replace(self._explain(query, h.chunk_id, mode), p_relevant=h.p_relevant)
             for h in self.search(query, k, mode)
         ]
 
 
-__all__ = ["SearchingReader", "check_k", "check_queries", "check_text"]
+__all__ = ["EXPLAIN_P_DEPTH", "SearchingReader", "check_k", "check_queries", "check_text"]

@@ -7,17 +7,27 @@ every file system; each run is an ordinary :func:`~ctxselect.api.write.index_pat
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ctxselect.api.write import PathArg, index_paths
+from ctxselect.api.write_inputs import path_list
 from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL, resolve_index_dir
-from ctxselect.errors import IndexNotFoundError
-from ctxselect.index.watch import fingerprint
+from ctxselect.errors import (
+    ConfigError,
+    CtxselectError,
+    IndexLockedError,
+    IndexNotFoundError,
+    InputError,
+    StoreUnreachableError,
+)
+from ctxselect.index.watch import Fingerprint, fingerprint
 from ctxselect.manifest import Manifest
 from ctxselect.stores import open_store
 from ctxselect.stores.open import split_uri
@@ -76,46 +86,114 @@ def _stop_on_ctrl_c() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
+# A run that fails with one of these leaves the index as it was and may pass: another
+# writer holds the lock, a root is briefly gone (InputError), a server does not answer.
+# The watcher reports it and tries again; any other error (bad settings, damage) ends it.
+# The first run knows no root yet that could come back: a path it cannot read is a typo.
+FIRST_PASSING_ERRORS: tuple[type[CtxselectError], ...] = (IndexLockedError, StoreUnreachableError)
+PASSING_ERRORS: tuple[type[CtxselectError], ...] = (*FIRST_PASSING_ERRORS, InputError)
+
+
+def _say_on_stderr(error: CtxselectError) -> None:
+    print(f"index run failed, watching on: {error}", file=sys.stderr, flush=True)
+
+
+def check_max_runs(max_runs: object) -> int | None:
+    """Return ``max_runs`` if it is None (no limit) or a whole number >= 1, else raise.
+
+    Raises:
+        ConfigError: ``max_runs`` is 0, negative, a float, a str or a bool.
+    """
+    if max_runs is None:
+        return None
+    if isinstance(max_runs, bool) or not isinstance(max_runs, numbers.Integral) or max_runs < 1:
+        raise ConfigError(
+            f"max_runs must be a whole number of index runs >= 1 (or None), got "
+            f"{max_runs!r}: the first run always happens, so pass 1 for one run, or "
+            f"None to watch until Ctrl-C"
+        )
+    return int(max_runs)
+
+
+class _Runner:
+    """Counts the index runs of one watch, and reports each run's result or passing error."""
+
+    def __init__(
+        self,
+        folder: str,
+        options: dict[str, Any],
+        on_report: Callable[[IndexReport], object] | None,
+        on_error: Callable[[CtxselectError], object],
+    ) -> None:
+        self.folder, self.options = folder, options
+        self.on_report, self.on_error = on_report, on_error
+        self.runs = 0
+
+    def run(
+        self, paths: Sequence[PathArg], passing: tuple[type[CtxselectError], ...]
+    ) -> type[CtxselectError] | None:
+        """Run one index run; return the class of a ``passing`` error (None: it succeeded)."""
+        self.runs += 1
+        try:
+            report = index_paths(paths, self.folder, **self.options)
+        except passing as exc:
+            self.on_error(exc)
+            return type(exc)
+        if self.on_report is not None:
+            self.on_report(report)
+        return None
+
+
 def watch_paths(
-    paths: Sequence[PathArg] = (),
+    paths: PathArg | Sequence[PathArg] | None = (),
     index: PathArg | None = None,
     *,
     interval: float = DEFAULT_WATCH_INTERVAL,
     on_report: Callable[[IndexReport], object] | None = None,
+    on_error: Callable[[CtxselectError], object] | None = None,
     max_runs: int | None = None,
     **options: Any,
 ) -> int:
     """Keep an index current: index now, then re-index whenever files under the roots change.
 
     Polls the roots' file sizes and modification times every ``interval`` seconds (no
-    platform file-event API needed) and runs :func:`index_paths` on a change. Ends on
-    Ctrl-C (KeyboardInterrupt) or after ``max_runs`` index runs; returns the runs made.
-    Options are those of :func:`index_paths`.
+    platform file-event API needed) and runs :func:`index_paths` on a change. A run that
+    fails in a way that may pass (:data:`PASSING_ERRORS`: another writer holds the lock,
+    a root is briefly gone, the server does not answer) changes nothing; its error goes
+    to ``on_error`` (default: one line on stderr) and the watch goes on: after a lock or
+    server error the next interval runs again, after a missing root the next change
+    does. Any other error (bad settings, a damaged index, on the first run a path that
+    does not exist) ends the watch. Ends on Ctrl-C
+    (KeyboardInterrupt) or after ``max_runs`` index runs (failed ones count); returns the
+    runs made. Options are those of :func:`index_paths`.
+
+    Raises:
+        ConfigError: ``interval`` out of range, ``max_runs`` below 1, a path that is not
+            a path, or an error of :func:`index_paths` that cannot pass.
     """
     WATCH_INTERVAL.check(interval)  # NaN or inf would spin or never scan again
+    max_runs = check_max_runs(max_runs)
+    asked = path_list(paths)  # one str is one path, not its letters
     folder, skip = _index_location(resolve_index_dir(index))
-    runs = 0
+    runner = _Runner(folder, options, on_report, on_error or _say_on_stderr)
     with _stop_on_ctrl_c() as stop:
         try:
-            roots = [str(Path(p).resolve()) for p in paths] or _roots_of(folder)
-            seen = fingerprint(roots, skip)
-            report = index_paths(paths, folder, **options)
-            runs += 1
-            if on_report is not None:
-                on_report(report)
-            roots = _roots_of(folder)
-            while (max_runs is None or runs < max_runs) and not stop.wait(interval):
+            roots = [str(Path(p).resolve()) for p in asked] or _roots_of(folder)
+            seen: Fingerprint | None = fingerprint(roots, skip)
+            failed = runner.run(asked, FIRST_PASSING_ERRORS)
+            roots = _roots_of(folder) or roots
+            while (max_runs is None or runner.runs < max_runs) and not stop.wait(interval):
                 now = fingerprint(roots, skip)
-                if now == seen:
-                    continue
+                again = failed is not None and not issubclass(failed, InputError)
+                if now == seen and not again:
+                    continue  # unchanged, and only a change can mend a missing root
                 seen = now  # taken before the run: a change during it triggers another
-                report = index_paths([], folder, **options)
-                runs += 1
-                if on_report is not None:
-                    on_report(report)
+                recorded = _roots_of(folder)  # none yet if the first run failed
+                failed = runner.run([] if recorded else asked, PASSING_ERRORS)
+                roots = _roots_of(folder) or roots
         except KeyboardInterrupt:
             pass  # a second Ctrl-C: any write in progress rolled back or committed whole
-    return runs
+    return runner.runs
 
 
-__all__ = ["watch_paths"]
+__all__ = ["PASSING_ERRORS", "check_max_runs", "watch_paths"]

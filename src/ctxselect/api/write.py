@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxselect import chunk as _chunk
 from ctxselect import ingest as _ingest
 from ctxselect import retrieve as _retrieve
 from ctxselect.api import modes as _modes
@@ -38,7 +37,7 @@ from ctxselect.index import compact as _compact
 from ctxselect.index.plan import under_roots, unreadable_ids
 from ctxselect.stores import Store, open_store
 from ctxselect.stores.open import DEFAULT_WAIT
-from ctxselect.types import Chunk, CompactReport, Document, IndexReport, VerifyReport
+from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
 DEFAULT_EXECUTOR = _ingest.DEFAULT_EXECUTOR
@@ -117,7 +116,7 @@ def index_paths(
     started = time.perf_counter()
     parallel = _parallel.executor_for(executor, workers, ray_address)
     asked = [str(Path(p).resolve()) for p in _inputs.path_list(paths)]
-    _inputs.check_settings(chunk, bm25)
+    _inputs.check_settings(chunk, bm25, embedder)
     early: list[_ingest.IngestResult] = []
 
     def load(roots: list[str]) -> _ingest.IngestResult:
@@ -176,7 +175,7 @@ def add_documents(
     """
     started = time.perf_counter()
     documents = _inputs.check_documents(documents)
-    _inputs.check_settings(chunk, bm25)
+    _inputs.check_settings(chunk, bm25, embedder)
     with _writing(index, wait) as store:
         roots = list(_sync.read_manifest(store).roots)
         plan, compacted = _sync.apply(
@@ -267,6 +266,7 @@ def remove_documents(
     A later ``index_paths`` re-scan adds a removed file back if it is still on disk.
     """
     started = time.perf_counter()
+    doc_ids = _inputs.doc_id_list(doc_ids)
     with _writing(index, wait, create=False) as store:
         known = store.doc_hashes(list(doc_ids))
         missing = [d for d in doc_ids if d not in known]
@@ -315,6 +315,7 @@ def _writing(
     """
     WAIT.check(wait)
     folder = resolve_index_dir(index)
+    made: _inputs.MadeHere | None = None
     try:
         store = open_store(folder, wait=max(wait, DEFAULT_WAIT))
     except IndexNotFoundError:
@@ -322,10 +323,16 @@ def _writing(
             raise
         if before_create is not None:
             before_create(folder)
+        made = _inputs.MadeHere.before(folder)
         store = open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT))
     try:
         with store.lock(wait):
-            yield store
+            try:
+                yield store
+            except BaseException:
+                if made is not None:  # a new index whose first write failed
+                    made.undo_if_empty(store)
+                raise
     finally:
         store.close()
 
@@ -375,25 +382,10 @@ def build_index(
     return open_index(report.index)
 
 
-def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:
-    """Load one file (or BEIR corpus) and return its chunks, without indexing.
-
-    Raises:
-        InputError: The file could not be read (for a PDF: no text layer, encrypted, ...).
-    """
-    loaded = _ingest.load_paths([path])
-    problem = loaded.report.named_failure([os.fspath(path)])
-    if problem:
-        raise InputError(f"cannot chunk {problem}")
-    chunker = _chunk.make_chunker(spec or ChunkSpec())
-    return [c for doc in loaded.documents for c in chunker.chunk(doc)]
-
-
 __all__ = [
     "add_documents",
     "add_paths",
     "build_index",
-    "chunk_file",
     "compact_index",
     "executor_names",
     "index_paths",

@@ -8,30 +8,41 @@ empty or repeated ``doc_id``, text that is not valid UTF-8) are refused by name.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxselect import chunk as _chunk
+from ctxselect import embed as _embed
 from ctxselect.api.sync import read_manifest
 from ctxselect.config import BM25Params, ChunkSpec
-from ctxselect.errors import ConfigError, InputError
+from ctxselect.errors import ConfigError, InputError, UnknownNameError
 from ctxselect.ingest.text import content_hash
 from ctxselect.stores import Store
+from ctxselect.stores.open import split_uri
 from ctxselect.types import Document
 
 PathArg = str | os.PathLike[str]
+NO_EMBEDDER = "none"  # the embedder name that drops dense retrieval (api.modes.NO_EMBEDDER)
 
 
 def path_list(paths: PathArg | Sequence[PathArg] | None) -> list[PathArg]:
     """The paths asked for: one path (``str`` or ``os.PathLike``) is one path, not letters.
 
     Raises:
-        ConfigError: An item is not a path.
+        ConfigError: ``paths`` or an item of it is not a path (bytes, a number, ...).
     """
     if paths is None:
         return []
+    if isinstance(paths, bytes) or not isinstance(paths, str | os.PathLike | Iterable):
+        raise ConfigError(
+            f"paths must be a file or folder path (str or os.PathLike) or a list of them, "
+            f"got {type(paths).__name__} {paths!r:.60}: pass one path or a list of paths"
+            + (" (decode bytes first: path.decode())" if isinstance(paths, bytes) else "")
+        )
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     for item in items:
         if not isinstance(item, str | os.PathLike):
@@ -46,18 +57,21 @@ def check_documents(documents: Sequence[Document]) -> list[Document]:
     """Refuse documents the index cannot store, naming the first bad one; give each
     document made without a ``content_hash`` the hash of what it holds (:func:`hashed`).
 
+    ``fields`` given as a mapping (``{"lang": "py"}``) become ``(key, value)`` pairs.
+
     Raises:
-        InputError: An item is not a Document, a ``doc_id`` is empty or appears twice,
-            or a text field holds a lone surrogate (it cannot be stored as UTF-8).
+        InputError: ``documents`` is not a list, an item is not a Document, a text field
+            is not a string, a ``doc_id`` is empty or appears twice, or a text field
+            holds a lone surrogate (it cannot be stored as UTF-8).
     """
-    docs = list(documents)
+    if isinstance(documents, Document | str | bytes) or not isinstance(documents, Iterable):
+        raise InputError(
+            f"documents must be a list of ctxselect.Document, got {type(documents).__name__} "
+            f"{documents!r:.60}: pass a list, such as [Document(doc_id=..., text=...)]"
+        )
+    docs = [_typed(i, doc) for i, doc in enumerate(documents)]
     seen: set[str] = set()
     for i, doc in enumerate(docs):
-        if not isinstance(doc, Document):
-            raise InputError(
-                f"documents[{i}] is a {type(doc).__name__}, not a ctxselect.Document: "
-                f"pass Document(doc_id=..., text=...) values"
-            )
         if not isinstance(doc.doc_id, str) or not doc.doc_id.strip():
             raise InputError(
                 f"documents[{i}] has an empty doc_id {doc.doc_id!r}: every document needs "
@@ -74,6 +88,58 @@ def check_documents(documents: Sequence[Document]) -> list[Document]:
         for key, value in doc.fields:
             _check_encodable(doc, f"field {key!r}", f"{key}{value}")
     return [doc if doc.content_hash else hashed(doc) for doc in docs]
+
+
+def _typed(i: int, doc: object) -> Document:
+    """``doc`` checked field by field, its ``fields`` as ``(key, value)`` string pairs."""
+    if not isinstance(doc, Document):
+        raise InputError(
+            f"documents[{i}] is a {type(doc).__name__}, not a ctxselect.Document: "
+            f"pass Document(doc_id=..., text=...) values"
+        )
+    for name in ("doc_id", "text", "title", "source", "content_hash", "kind"):
+        value = getattr(doc, name)
+        if not isinstance(value, str):
+            raise InputError(
+                f"documents[{i}] ({doc.doc_id!r:.60}) has {name}={value!r:.60}, a "
+                f"{type(value).__name__}: every text field of a Document is a str: pass "
+                f"{name}='' for none"
+            )
+    fields = doc.fields
+    pairs = list(fields.items()) if isinstance(fields, Mapping) else fields
+    if (
+        isinstance(pairs, str | bytes)
+        or not isinstance(pairs, Iterable)
+        or not all(
+            isinstance(p, tuple | list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in pairs
+        )
+    ):
+        raise InputError(
+            f"documents[{i}] ({doc.doc_id!r:.60}) has fields={fields!r:.80}: fields are "
+            f"(key, value) pairs of strings or a mapping of str to str: pass e.g. "
+            f"fields=(('lang', 'py'),) or {{'lang': 'py'}}"
+        )
+    as_pairs = tuple((str(k), str(v)) for k, v in pairs)
+    return doc if as_pairs == fields else dataclasses.replace(doc, fields=as_pairs)
+
+
+def doc_id_list(doc_ids: object) -> list[str]:
+    """The document ids asked for: one ``str`` is one id, not its letters.
+
+    Raises:
+        ConfigError: ``doc_ids`` is None, not a list, or holds something but strings.
+    """
+    if isinstance(doc_ids, str):
+        return [doc_ids]
+    items = list(doc_ids) if isinstance(doc_ids, Iterable) else None
+    if isinstance(doc_ids, bytes) or items is None or not all(isinstance(d, str) for d in items):
+        raise ConfigError(
+            f"doc_ids must be a document id (str) or a list of them, got "
+            f"{type(doc_ids).__name__} {doc_ids!r:.60}: pass ids as `ctxselect search` "
+            f"lists them, such as ['docs/a.md']"
+        )
+    return [str(d) for d in items]
 
 
 def hashed(doc: Document) -> Document:
@@ -101,13 +167,37 @@ def _check_encodable(doc: Document, name: str, value: str) -> None:
         ) from None
 
 
-def check_settings(chunk: Any, bm25: Any) -> None:
+def check_embedder_name(embedder: object) -> None:
+    """Refuse an embedder that is neither None, ``"none"``, a registered name nor a model.
+
+    Raises:
+        UnknownNameError: ``embedder`` is a name no embedder is registered under (the
+            message lists the valid names).
+        ConfigError: ``embedder`` is of another type (a number, a list, ...).
+    """
+    if embedder is None or embedder == NO_EMBEDDER:
+        return
+    if isinstance(embedder, str):
+        if embedder not in _embed.EMBEDDERS.names():
+            raise UnknownNameError("embedder", embedder, [*_embed.EMBEDDERS.names(), NO_EMBEDDER])
+        return
+    if not callable(getattr(embedder, "embed", None)):
+        raise ConfigError(
+            f"embedder must be an embedder name, a ctxselect.embed.Embedder or None, got "
+            f"{type(embedder).__name__} {embedder!r:.60}: pass a name such as "
+            f"{', '.join(map(repr, _embed.EMBEDDERS.names()))} or {NO_EMBEDDER!r}"
+        )
+
+
+def check_settings(chunk: Any, bm25: Any, embedder: object = None) -> None:
     """Refuse settings of the wrong type or unknown names before any folder is made.
 
     Raises:
-        ConfigError: ``chunk`` is not a ChunkSpec or ``bm25`` not a BM25Params.
-        UnknownNameError: The chunker or tokenizer name is not registered.
+        ConfigError: ``chunk`` is not a ChunkSpec, ``bm25`` not a BM25Params, or
+            ``embedder`` not a name or an embedder.
+        UnknownNameError: The chunker, tokenizer or embedder name is not registered.
     """
+    check_embedder_name(embedder)
     given = dict(chunk=chunk, bm25=bm25)  # parameter names (not the bm25 mode's name)
     for (name, value), kind in zip(given.items(), (ChunkSpec, BM25Params), strict=True):
         if value is not None and not isinstance(value, kind):
@@ -117,6 +207,48 @@ def check_settings(chunk: Any, bm25: Any) -> None:
             )
     if chunk is not None:
         _chunk.make_chunker(chunk)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MadeHere:
+    """What an index folder held before a write created an index in it, to undo that."""
+
+    folder: str
+    existed: bool
+    entries: frozenset[str]
+
+    @classmethod
+    def before(cls, index: str) -> MadeHere:
+        """Note the folder ``index`` (a path; a ``scheme://`` URI is never undone)."""
+        scheme, folder = split_uri(index)
+        if scheme != "file":
+            return cls("", True, frozenset())
+        existed = os.path.isdir(folder)
+        return cls(folder, existed, frozenset(os.listdir(folder)) if existed else frozenset())
+
+    def undo_if_empty(self, store: Store) -> None:
+        """Close ``store`` and remove what was made since :meth:`before` (the folder too,
+        if it was made), unless the store kept something a resumed run reuses: documents
+        or embedded vectors. A first write that failed (workers that could not start, ...)
+        then leaves nothing behind."""
+        if not self.folder or store.counts()["documents"]:
+            return
+        count = getattr(store.vector_cache(), "count", None)
+        if not callable(count) or count():
+            return
+        store.close()
+        if not os.path.isdir(self.folder):
+            return
+        for name in set(os.listdir(self.folder)) - self.entries:
+            path = os.path.join(self.folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+        if not self.existed:
+            with contextlib.suppress(OSError):  # not empty: something else wrote there
+                os.rmdir(self.folder)
 
 
 def recorded_roots(store: Store) -> list[str]:

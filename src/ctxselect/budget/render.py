@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable
 
+from ctxselect.errors import ConfigError
 from ctxselect.registry import Registry
 from ctxselect.types import SelectedChunk, Selection
 
@@ -142,7 +143,13 @@ def render(selection: Selection, format: str | None = None) -> str:
         The concatenated pieces; ``""`` for an empty selection.
 
     Raises:
+        ConfigError: ``selection`` is not a Selection.
         UnknownNameError: ``format`` is not a registered format.
     """
+    if not isinstance(selection, Selection):
+        raise ConfigError(
+            f"selection must be a ctxselect Selection, got {type(selection).__name__} "
+            f"{selection!r:.60}: pass what Index.select returned"
+        )
     framer = FORMATS.get(format or selection.format or "markdown")
     return "".join(framer(c.doc_id, c.start, c.end, c.header, c.text) for c in selection.chunks)

@@ -7,11 +7,13 @@ registers it too, and the flags these commands share are in
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from ctxselect import api, config
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
-from ctxselect.api import write
+from ctxselect.api import chunking
 from ctxselect.api.project import ProjectConfig
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_K, DEFAULT_PACKER
 from ctxselect.interfaces.cli import (
@@ -97,10 +99,11 @@ def search(
 @mode_option
 @mmr_option
 @click.option(
-    "--promote",
-    is_flag=True,
+    "--promote/--no-promote",
+    default=False,
     help="Send a whole section instead of its selected chunks when at least two, and half, "
-    "of its chunks were selected and the section fits (markdown sections).",
+    "of its chunks were selected and the section fits (markdown sections). --no-promote "
+    "overrides promote = true in the project config file.",
 )
 @rerank_option
 @click.option(
@@ -199,7 +202,11 @@ def chunk_cmd(
     as_json: bool,
 ) -> None:
     """Chunk FILE and print its chunks with offsets and token counts (indexes nothing)."""
-    chunks = write.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
+    with warnings.catch_warnings(record=True) as notes:  # empty file, code cut by tokens
+        warnings.simplefilter("always", UserWarning)
+        chunks = chunking.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
+    for note in notes:
+        click.echo(f"warning: {note.message}", err=True)
     emit_json(chunks) if as_json else click.echo(render.chunks(chunks))
 
 

@@ -10,7 +10,9 @@ import click
 from ctxselect import config
 from ctxselect.api import modes, write
 from ctxselect.api.watch import watch_paths
+from ctxselect.api.write_inputs import check_embedder_name
 from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params
+from ctxselect.errors import CtxselectError, UnknownNameError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.group import (
     cli,
@@ -29,6 +31,16 @@ from ctxselect.interfaces.cli.options import (
 )
 from ctxselect.interfaces.cli.store import follow_symlinks_option, report_extra, wait_option
 from ctxselect.types import IndexReport
+
+
+def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
+    """Refuse an unknown --embedder as a usage error (exit 2) listing the valid names,
+    before any index folder is made."""
+    try:
+        check_embedder_name(value)
+    except UnknownNameError as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+    return value
 
 
 @cli.command()
@@ -53,6 +65,7 @@ from ctxselect.types import IndexReport
     "--embedder",
     default=None,
     metavar="NAME",
+    callback=lambda _ctx, param, value: _known_embedder(param, value),
     help=f"Add dense vectors (modes {' and '.join(modes.embedding_modes())}) with this embedder: "
     f"{embedder_choices()} "
     f"(none drops them; default: the index's own, none for a new index). minilm needs "
@@ -180,5 +193,9 @@ def index(
         emit_json(report) if as_json else show(report)
         return
     click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)
-    runs = watch_paths(paths, index, interval=interval, on_report=show, **options)
+
+    def warn(error: CtxselectError) -> None:  # a run that may pass: the watch goes on
+        click.echo(f"error: {error} (watching on; the next run tries again)", err=True)
+
+    runs = watch_paths(paths, index, interval=interval, on_report=show, on_error=warn, **options)
     click.echo(f"stopped watching after {runs} index run(s)", err=True)
