@@ -183,6 +183,26 @@ def test_every_verb_works_on_a_milvus_index(milvus_server: Any, tmp_path: Path) 
 # -- bad input -----------------------------------------------------------------------------
 
 
+def test_a_channel_that_fails_once_on_a_live_server_is_tried_again(
+    milvus_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pymilvus import MilvusClient
+    from pymilvus.exceptions import MilvusException
+
+    made: list[str] = []
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:  # as after a GOAWAY (too_many_pings)
+        made.append(kwargs["uri"])
+        if len(made) == 1:
+            raise MilvusException(message="Fail connecting to server (GOAWAY)")
+        return MilvusClient(*args, **kwargs)
+
+    monkeypatch.setattr("pymilvus.MilvusClient", flaky)
+    client = mc.connect(mc.parse_uri(f"{milvus_server.uri}/probe"))
+    assert len(made) == 2 and isinstance(client.list_collections(), list)
+    client.close()
+
+
 def test_a_bad_uri_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="milvus://HOST:PORT/NAME"):
         open_store("milvus://127.0.0.1/notes")

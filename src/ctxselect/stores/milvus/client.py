@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import re
+import socket
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,12 +111,28 @@ def connect(address: Address, timeout: float | None = None) -> Any:
     quiet = logging.getLogger("pymilvus")
     if quiet.level == logging.WARNING:  # its own default: it would print tracebacks of
         quiet.setLevel(logging.CRITICAL)  # failures we raise as one-line errors anyway
+    uri = f"http://{address.host}:{address.port}"
+    for attempt in (1, 2):
+        try:
+            client = pymilvus.MilvusClient(uri=uri, timeout=timeout)
+            client.list_collections(timeout=timeout)
+            return client
+        except pymilvus.exceptions.MilvusException as exc:
+            # A server that takes TCP connections is there: its channel can be between a
+            # GOAWAY (gRPC's "too_many_pings" after an idle spell) and the reconnect, so a
+            # fresh channel (pymilvus drops a connection that failed) gets one more try. A
+            # closed port fails at once.
+            if attempt == 2 or not _port_open(address):
+                raise unreachable(address, exc) from exc
+    raise AssertionError("not reached: the second attempt returns or raises")
+
+
+def _port_open(address: Address) -> bool:
     try:
-        client = pymilvus.MilvusClient(uri=f"http://{address.host}:{address.port}", timeout=timeout)
-        client.list_collections(timeout=timeout)
-    except pymilvus.exceptions.MilvusException as exc:
-        raise unreachable(address, exc) from exc
-    return client
+        with socket.create_connection((address.host.strip("[]"), address.port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def unreachable(address: Address, exc: BaseException) -> StoreUnreachableError:
