@@ -17,6 +17,7 @@ from typing import Any
 
 from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
+from ctxselect.api.modes import NO_EMBEDDER
 from ctxselect.api.sync import read_manifest
 from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError, InputError, UnknownNameError
@@ -26,7 +27,6 @@ from ctxselect.stores.open import split_uri
 from ctxselect.types import Document
 
 PathArg = str | os.PathLike[str]
-NO_EMBEDDER = "none"  # the embedder name that drops dense retrieval (api.modes.NO_EMBEDDER)
 
 
 def path_list(paths: PathArg | Sequence[PathArg] | None) -> list[PathArg]:
