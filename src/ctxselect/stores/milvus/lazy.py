@@ -10,8 +10,9 @@ generations later purged it: then the row is stale, as in the embedded store).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -21,6 +22,22 @@ from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import Chunk, Hit
 
 _ID_FIELDS = ["id", "doc_id"]  # what a filter reads of every row
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reaching(
+    method: Callable[Concatenate[MilvusLazyRows, P], R],
+) -> Callable[Concatenate[MilvusLazyRows, P], R]:
+    """Turn the client's failures of a read into the store's one-line error naming the
+    server (a hit's chunk is read long after the snapshot, when the server may be gone)."""
+
+    @functools.wraps(method)
+    def wrapper(self: MilvusLazyRows, *args: P.args, **kwargs: P.kwargs) -> R:
+        with mc.reaching(self._store.address):
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class StaleRowsError(IndexCorruptError):
@@ -59,6 +76,7 @@ class MilvusLazyRows:
     def _rows(self, expr: str) -> list[dict]:
         return mc.query_all(self._store._client, self._store.address.name, expr, mc.CHUNK_FIELDS)
 
+    @_reaching
     def chunk(self, row: int) -> Chunk:
         """Return the chunk of global ``row``."""
         found = self._rows(f"id == {int(self._rowids[row])}")
@@ -72,6 +90,7 @@ class MilvusLazyRows:
             f"(a compaction removed its generation): search again"
         )
 
+    @_reaching
     def all_doc_ids(self) -> list[str]:
         """Return every row's doc id from one query over the generation's chunk rows (a
         filter needs them all; row by row, a million rows would be a million queries)."""
@@ -91,11 +110,13 @@ class MilvusLazyRows:
         c = self.chunk(row)
         return Hit(rank, c.chunk_id, c.doc_id, score, c.start, c.end, c.n_tokens, c.text, c.header)
 
+    @_reaching
     def hit_of(self, entity: Mapping[str, Any], rank: int, score: float) -> Hit:
         """Make the Hit of a chunk row a search returned with every chunk field."""
         c = self._store.to_chunk(entity, self._generation)
         return Hit(rank, c.chunk_id, c.doc_id, score, c.start, c.end, c.n_tokens, c.text, c.header)
 
+    @_reaching
     def row_of_chunk(self, chunk_id: str) -> int | None:
         """Return the live global row of ``chunk_id``, or None."""
         expr = f"ckey == {mc.hash63(chunk_id)} and born <= {self._generation}"

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib.util
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,14 +29,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
-from ctxselect.errors import ConfigError, MissingExtraError, StoreUnreachableError
+from ctxselect.errors import ConfigError, CtxselectError, MissingExtraError, StoreUnreachableError
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 60.0
 """Seconds to wait for a started server to answer (it answers after ~0.6 s here)."""
 STOP_TIMEOUT = 10.0
 DB_NAME = "milvus.db"
-_TAIL = 2000  # characters of the server's log quoted when it fails to start
+_TAIL = 2000  # characters of the server's log read to say why it failed
+_WHY = 300  # characters of it quoted in the one-line error
+_GLOG = re.compile(r"^[EWIF]\d+ [\d:.]+\s+\d+ \S+\]\s*(\[[^\]]*\])*\s*")  # glog's line prefix
 
 
 def binary() -> Path:
@@ -125,36 +129,97 @@ class MilvusServer:
         """Start the server and wait until it answers.
 
         Raises:
+            MissingExtraError: milvus-lite is not installed, or its binary cannot run.
+            ConfigError: The data folder cannot be made or written, or the port is taken.
             StoreUnreachableError: It exited or did not answer within ``timeout``
-                (the message quotes the end of its log).
+                (the message quotes why from the end of its log).
         """
         exe = binary()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self._check_port()
+        self.process = process = self._launch(exe)
+        try:
+            self._wait(process)
+        except BaseException:  # a failed start, or Ctrl-C while waiting: leave no server
+            self.stop()
+            raise
+        return self
+
+    def _check_port(self) -> None:
+        """Refuse a port something listens on: the server would die, and a server already
+        there would answer in its place."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+            try:
+                sock.bind((HOST, self.port))
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise ConfigError(
+                        f"cannot start a Milvus Lite server on {HOST}:{self.port} "
+                        f"({exc.strerror or exc}): pick another port, or leave it out to "
+                        f"use a free one"
+                    ) from exc
+                raise ConfigError(
+                    f"cannot start a Milvus Lite server on {HOST}:{self.port}: another "
+                    f"process listens on that port (if it is a Milvus server you started, "
+                    f"use {self.uri}): pick another port, or leave it out to use a free one"
+                ) from exc
+
+    def _launch(self, exe: Path) -> subprocess.Popen[bytes]:
+        """Start the server process, its output going to the log in the data folder."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.log.write_bytes(b"")  # a folder we cannot write fails here, not in Popen
+        except OSError as exc:
+            is_file = self.folder.exists() and not self.folder.is_dir()
+            raise ConfigError(
+                f"cannot use {self.folder} as the data folder of a Milvus Lite server "
+                f"({'it is a file' if is_file else exc.strerror or exc}): give a folder you "
+                f"may write to (it is created if missing)"
+            ) from exc
         # glog writes its files into the data folder, not the temporary directory
         env = {**os.environ, "LD_LIBRARY_PATH": str(exe.parent), "GLOG_log_dir": str(self.folder)}
         with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [str(exe), str(self.folder / DB_NAME), f"{HOST}:{self.port}", "ERROR"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,  # a Ctrl-C of the caller does not reach it first
-                preexec_fn=_death_signal(),
-            )
+            try:
+                return subprocess.Popen(
+                    [str(exe), str(self.folder / DB_NAME), f"{HOST}:{self.port}", "ERROR"],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,  # a Ctrl-C of the caller does not reach it first
+                    preexec_fn=_death_signal(),
+                )
+            except OSError as exc:
+                raise MissingExtraError(
+                    f"cannot run the Milvus Lite server binary {exe} ({exc.strerror or exc}): "
+                    f"reinstall it with pip install --force-reinstall milvus-lite==2.5.1"
+                ) from exc
+
+    def _wait(self, process: subprocess.Popen[bytes]) -> None:
+        """Wait until the started server answers (or exits, or ``timeout`` passes)."""
         deadline = time.monotonic() + self.timeout
         while not _answers(HOST, self.port):
-            code = self.process.poll()
+            code = process.poll()
             if code is not None or time.monotonic() > deadline:
-                self.stop()
-                why = f"exited with code {code}" if code is not None else "did not answer"
+                how = (
+                    f"exited with code {code} while starting"
+                    if code is not None
+                    else f"did not answer within {self.timeout:.0f} s"
+                )
                 raise StoreUnreachableError(
-                    f"the Milvus Lite server on {HOST}:{self.port} {why} (within "
-                    f"{self.timeout:.0f} s); its log ends: {self.tail()!r}: check the data "
-                    f"folder {self.folder} and that milvus-lite is 2.5.1"
+                    f"the Milvus Lite server on {HOST}:{self.port} {how}: {self.why()}; its "
+                    f"log is {self.log}: check the data folder {self.folder} and that "
+                    f"milvus-lite is 2.5.1"
                 )
             time.sleep(0.1)
-        return self
+
+    def why(self) -> str:
+        """Why the server failed, in one line: the last lines of its log, glog prefixes off."""
+        lines = [_GLOG.sub("", x).strip() for x in self.tail().splitlines() if x.strip()]
+        found = "; ".join(lines[-2:])
+        if len(found) > _WHY:
+            found = "..." + found[-_WHY:]
+        return f"its log ends: {found!r}" if found else "its log is empty"
 
     def tail(self) -> str:
         """The last characters of the server's log (why it failed)."""
@@ -190,27 +255,49 @@ def running(folder: str | os.PathLike[str], port: int = 0) -> Iterator[MilvusSer
         yield server
 
 
+def _port(text: str) -> int:
+    """``--port``: a TCP port, or 0 for a free one (a usage error otherwise)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port: give 1-65535 or 0 (any)")
+    return port
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run a server in the foreground until Ctrl-C; print its URI on stdout."""
+    """Run a server in the foreground until Ctrl-C; print its URI on stdout.
+
+    A server that cannot start, or that dies, is one ``error:`` line on stderr and exit
+    status 1; bad arguments exit 2.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m ctxselect.stores.milvus.server",
         description="Run a local Milvus Lite 2.5 server on 127.0.0.1 (Ctrl-C stops it).",
     )
     parser.add_argument("folder", help="data folder (created if missing)")
-    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="port (default: a free one)")
     args = parser.parse_args(argv)
-    if args.port < 0 or args.port > 65535:
-        raise ConfigError(f"port {args.port} is not a TCP port: give 1-65535 or 0 (any)")
     # SIGTERM (kill) and SIGINT (even where a shell ignores it) both stop the server
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    with MilvusServer(args.folder, port=args.port) as server:
+    try:
+        server = MilvusServer(args.folder, port=args.port).start()
+    except CtxselectError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # stopped while starting, as asked (start() stopped it)
+        return 0
+    try:
         print(server.uri, flush=True)
         print(f"index URIs: {server.uri}/COLLECTION; Ctrl-C stops the server", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):
             while server.process is not None and server.process.poll() is None:
                 time.sleep(0.5)
         code = None if server.process is None else server.process.poll()
+    finally:
+        server.stop()
     if code is None:  # stopped by Ctrl-C or SIGTERM, as asked
         return 0
     print(died(server, code), file=sys.stderr)

@@ -135,7 +135,8 @@ def read_group(store: Any, group: str, lazy: bool = False) -> dict[str, Any]:
     """
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
     fields = ["id", "key", "num", "info"] + ([] if lazy else ["data"])
-    rows = mc.query_all(store._client, store.address.meta, expr, fields)
+    with mc.reaching(store.address):
+        rows = mc.query_all(store._client, store.address.meta, expr, fields)
     pieces: dict[str, list[dict]] = {}
     for row in rows:
         if row["key"].startswith(group + "/"):
@@ -176,15 +177,21 @@ class LazyArray:
         with self._lock:
             if self._array is None:
                 if rows is None:
-                    rows = []
-                    for part in mc.batches(self.ids, _PIECES):
-                        expr = f"id in {mc.ints(part)}"
-                        rows += mc.query_all(
-                            self.store._client, self.store.address.meta, expr, ["num", "data"]
-                        )
-                    rows.sort(key=lambda r: r["num"])
+                    rows = self._pieces()
                 self._array = mc.join_array(self.info, [r["data"] for r in rows])
             return self._array
+
+    def _pieces(self) -> list[dict]:
+        """The rows of the array's pieces, in order (read when a search first needs them,
+        maybe long after the snapshot: a gone server is the store's one-line error)."""
+        rows: list[dict] = []
+        with mc.reaching(self.store.address):
+            for part in mc.batches(self.ids, _PIECES):
+                expr = f"id in {mc.ints(part)}"
+                rows += mc.query_all(
+                    self.store._client, self.store.address.meta, expr, ["num", "data"]
+                )
+        return sorted(rows, key=lambda r: r["num"])
 
 
 _PIECES = 128  # pieces per query: at most 128 x 64,000 characters in one answer
@@ -215,7 +222,8 @@ class LazyArrays(Mapping[str, np.ndarray]):
 def read_json(store: Any, group: str) -> Any:
     """A JSON value stored in pieces under ``group``."""
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
-    rows = mc.query_all(store._client, store.address.meta, expr, ["key", "num", "data"])
+    with mc.reaching(store.address):
+        rows = mc.query_all(store._client, store.address.meta, expr, ["key", "num", "data"])
     rows = sorted((r for r in rows if r["key"] == group), key=lambda r: r["num"])
     return json.loads("".join(r["data"] for r in rows)) if rows else {}
 

@@ -144,7 +144,10 @@ class MilvusStore(VisibleRows, MilvusWrites):
         if self._client is None:
             return -1
         pinned = getattr(self._pin, "generation", None)
-        return int(pinned) if pinned is not None else self.head()
+        if pinned is not None:
+            return int(pinned)
+        with mc.reaching(self.address):  # every search asks first: a gone server says so
+            return self.head()
 
     def local_commits(self) -> int:
         """How many commits this process made to Milvus indexes."""
@@ -285,16 +288,19 @@ class MilvusStore(VisibleRows, MilvusWrites):
         """
         return snapshots.snapshot_of(self, eager, previous)
 
+    @_calling
     def read_group(self, group: str) -> dict[str, np.ndarray]:
         """The arrays of one blob group (``base/G`` or ``delta/S``), by ``mode/name``."""
         return snapshots.read_group(self, group)
 
+    @_calling
     def read_json(self, group: str) -> Any:
         """A JSON value stored in pieces under ``group``."""
         return snapshots.read_json(self, group)
 
     # -- server-side ranking (ServingStore) --------------------------------------------
 
+    @_calling
     def served_modes(self, snapshot: Snapshot) -> tuple[str, ...]:
         """The modes Milvus ranks for ``snapshot`` (``bm25``, ``dense``, ``hybrid``; see
         ``serving``)."""
@@ -302,6 +308,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
 
         return served_modes(self, snapshot)
 
+    @_calling
     def searcher(self, mode: str, snapshot: Snapshot, context: Any) -> Any:
         """A retriever of ``mode`` answered by the server for ``snapshot``'s generation."""
         from ctxselect.stores.milvus import serving
