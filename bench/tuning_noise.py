@@ -14,6 +14,10 @@ chunk per document; a missing one is built first (slow: ~20 chunks/s on 2 cores,
 
     .venv/bin/python bench/tuning_noise.py --indexes DIR   # DIR/scifact, DIR/nfcorpus, ...
 
+``--se-times 1.25 ...`` adds the shipped rule with a wider band, ``--bagged`` the shipped
+rule bagged over five subsamples of the queries, two ways (measured, not shipped:
+docs/13-dense-hybrid.md). DIR may hold indexes of any chunking.
+
 Prints one JSON line per run, then a table per collection. Never asserts.
 """
 
@@ -25,6 +29,7 @@ import json
 import random
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -107,10 +112,39 @@ def _se_times(times: float) -> Callable[[np.ndarray, int], tuple[int, int]]:
     return choose
 
 
+def _bagged(same_setting: bool) -> Callable[[np.ndarray, int], tuple[int, int]]:
+    """The shipped rule, bagged over 5 subsamples (subsample b leaves out every 5th query
+    from position b). ``same_setting``: a choice stands when at least 3 subsamples make
+    it, else plain RRF. Otherwise: the choice on all the queries stands when at least 3
+    subsamples also leave plain RRF (for any setting), else plain RRF."""
+    shipped = _se_times(1.0)
+
+    def choose(table: np.ndarray, n_grid: int) -> tuple[int, int]:
+        whole = shipped(table, n_grid)
+        n = table.shape[1]
+        if n < 10:
+            return whole
+        picks = [shipped(np.delete(table, np.arange(b, n, 5), axis=1), n_grid) for b in range(5)]
+        out = []
+        for part in (0, 1):
+            if same_setting:
+                row, count = Counter(p[part] for p in picks).most_common(1)[0]
+            else:
+                row, count = whole[part], sum(p[part] != 0 for p in picks)
+            out.append(row if count >= 3 else 0)
+        return out[0], out[1]
+
+    return choose
+
+
 RULES: dict[str, Callable[[np.ndarray, int], tuple[int, int]] | None] = {
     "one-se": None,  # what ships: plain RRF, then each side alone, then the rest of the grid
     "one-se, singles first": _singles_first,
     "argmax": _argmax,
+}
+BAGGED = {
+    "one-se, bagged: same setting": _bagged(True),
+    "one-se, bagged: leave rrf": _bagged(False),
 }
 
 
@@ -229,7 +263,14 @@ def main() -> None:
         default=[],
         help="also run the shipped rule with a band of this many paired SEs (e.g. 1.25 1.5)",
     )
+    parser.add_argument(
+        "--bagged",
+        action="store_true",
+        help="also run the shipped rule bagged over 5 subsamples, two ways (not shipped)",
+    )
     args = parser.parse_args()
+    if args.bagged:
+        RULES.update(BAGGED)
     for times in args.se_times:
         RULES[f"one-se x{times:g}"] = _se_times(times)
     started = time.perf_counter()
