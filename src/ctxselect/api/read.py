@@ -20,8 +20,8 @@ from ctxselect import retrieve as _retrieve
 from ctxselect import tokens as _tokens
 from ctxselect.api import filters as _filters
 from ctxselect.api.filters import Globs, Where
-from ctxselect.api.searching import SearchingReader, check_k, check_text
-from ctxselect.budget import calibration as _calibration
+from ctxselect.api.inspecting import InspectingReader
+from ctxselect.api.searching import check_k, check_text
 from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
 from ctxselect.budget.stop import DEFAULT_STOP, check_stop
@@ -31,7 +31,6 @@ from ctxselect.config import (
     check_budget_range,
     resolve_index_dir,
 )
-from ctxselect.embed.windows import AutoChoice, describe_long_policy
 from ctxselect.errors import ConfigError, UnknownNameError
 from ctxselect.retrieve.modes import (
     MODES,
@@ -40,11 +39,8 @@ from ctxselect.retrieve.modes import (
 )
 from ctxselect.stores import Store, open_store
 from ctxselect.types import (
-    Chunk,
-    Document,
     Filter,
     Hit,
-    IndexInfo,
     Selection,
 )
 
@@ -82,12 +78,13 @@ def open_index(
     return Index(open_store(resolve_index_dir(index)), embedder=embedder)
 
 
-class Index(SearchingReader):
+class Index(InspectingReader):
     """An opened index: search, select, explain and inspect.
 
     Every call reads the newest committed generation (see :class:`GenerationReader`);
     filters restrict the rows it ranks (see :class:`FilteredReader`); search and explain
-    come from :class:`SearchingReader`.
+    come from :class:`SearchingReader`, ``info``, ``modes`` and lookups by id from
+    :class:`InspectingReader`.
     """
 
     def __init__(self, store: Store, *, embedder: _embed.Embedder | str | None = None) -> None:
@@ -259,61 +256,6 @@ class Index(SearchingReader):
         counter = _tokens.get_counter(self.chunk_spec.tokenizer)
         return _budget.make_packer(name, counter, format=format, span_text=self.store.span_text)
 
-    def get_chunk(self, chunk_id: str) -> Chunk:
-        """Return one chunk by id."""
-        return self.store.get_chunk(chunk_id)
-
-    def get_document(self, doc_id: str) -> Document:
-        """Return one document by id."""
-        return self.store.get_document(doc_id)
-
-    def info(self) -> IndexInfo:
-        """Counts, size on disk and the settings the index was built with."""
-        snap = self._snapshot()  # reloads the manifest if a newer generation committed
-        counts = self.store.counts()
-        manifest = self.settings
-        settings = {
-            **manifest.describe(),
-            "calibration": _calibration.summary(manifest.calibration),
-            "stop_auto": _calibration.describe_auto(manifest.calibration, self.modes()),
-        }
-        if manifest.embedder is not None:  # how a chunk over the model's limit is embedded
-            dense = manifest.embedder
-            auto = AutoChoice.from_dict(manifest.embed_long_auto)  # why, if auto chose
-            settings["embed_long"] = describe_long_policy(dense.name, dense.model_id, auto)
-            measured = manifest.throughput  # the speed of the last write that embedded
-            if measured is not None and measured.get("model_id") == dense.model_id:
-                settings["throughput"] = measured
-        drifting = [s.name for s in MODES if s.length_normalized and s.name in snap.segments]
-        return IndexInfo(
-            index=self.path,
-            documents=counts["documents"],
-            chunks=counts["chunks"],
-            tokens=counts["tokens"],
-            disk_bytes=self.store.disk_bytes(),
-            schema_version=self.store.schema_version,
-            settings=settings,
-            modes=self.modes(),
-            created=manifest.created,
-            updated=manifest.updated,
-            generation=snap.generation,
-            delta_segments=len(manifest.state.segments),
-            delta_rows=manifest.state.delta_rows,
-            deleted_rows=manifest.state.dead_rows,
-            compacted=manifest.compacted or manifest.created,
-            avgdl_drift=max(
-                (_retrieve.length_drift(snap.segments[m]) for m in drifting), default=0.0
-            ),
-            fields=tuple(dict.fromkeys([*_filters.BUILTIN_KEYS, *self.store.field_keys()])),
-        )
-
-    def modes(self) -> tuple[str, ...]:
-        """The retrieval modes this index can search: those it stores, then each fusion
-        whose parts it stores."""
-        stored = self.settings.modes
-        fused = [s.name for s in MODES if s.fuses and set(s.fuses) <= set(stored)]
-        return (*stored, *(m for m in fused if m not in stored))
-
     # Building blocks for callers that choose their own candidates (agent/sessions.py).
 
     def count_tokens(self, text: str) -> int:
@@ -352,15 +294,6 @@ class Index(SearchingReader):
         """Return what ``hit`` alone costs in a selection: its framed piece, in tokens."""
         piece = _budget.frame(hit.doc_id, hit.start, hit.end, hit.header, hit.text, format)
         return self.count_tokens(piece)
-
-    def span_text(self, doc_id: str, start: int, end: int) -> str:
-        """Return ``document.text[start:end]`` without loading the whole document."""
-        return self.store.span_text(doc_id, start, end)
-
-    @property
-    def roots(self) -> list[str]:
-        """The absolute paths the index was built from."""
-        return list(self.settings.roots)
 
 
 def _chunkers() -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxselect.api.write import PathArg, index_paths
-from ctxselect.api.write_inputs import path_list
+from ctxselect.api.write_inputs import existing_roots, path_list
 from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL, resolve_index_dir
 from ctxselect.errors import (
     ConfigError,
@@ -130,11 +130,18 @@ class _Runner:
         self.runs = 0
 
     def run(
-        self, paths: Sequence[PathArg], passing: tuple[type[CtxselectError], ...]
+        self,
+        paths: Sequence[PathArg],
+        passing: tuple[type[CtxselectError], ...],
+        recorded: bool = False,
     ) -> type[CtxselectError] | None:
-        """Run one index run; return the class of a ``passing`` error (None: it succeeded)."""
+        """Run one index run over ``paths``; return the class of a ``passing`` error
+        (None: it succeeded). ``recorded`` paths are the index's own roots, read once for
+        the run: each must still be there (else nothing changes, as a re-scan refuses)."""
         self.runs += 1
         try:
+            if recorded:
+                existing_roots([os.fspath(p) for p in paths], self.folder)
             report = index_paths(paths, self.folder, **self.options)
         except passing as exc:
             self.on_error(exc)
@@ -176,21 +183,25 @@ def watch_paths(
     asked = path_list(paths)  # one str is one path, not its letters
     folder, skip = _index_location(resolve_index_dir(index))
     runner = _Runner(folder, options, on_report, on_error or _say_on_stderr)
+    resolved = [str(Path(p).resolve()) for p in asked]
     with _stop_on_ctrl_c() as stop:
         try:
-            roots = [str(Path(p).resolve()) for p in asked] or _roots_of(folder)
+            # Each run reads the index's roots once and both re-scans and watches them:
+            # another process may re-index with other roots at any time.
+            roots = resolved or _roots_of(folder)
             seen: Fingerprint | None = fingerprint(roots, skip)
-            failed = runner.run(asked, FIRST_PASSING_ERRORS)
-            roots = _roots_of(folder) or roots
+            failed = runner.run(asked or roots, FIRST_PASSING_ERRORS, recorded=not asked)
             while (max_runs is None or runner.runs < max_runs) and not stop.wait(interval):
                 now = fingerprint(roots, skip)
                 again = failed is not None and not issubclass(failed, InputError)
                 if now == seen and not again:
                     continue  # unchanged, and only a change can mend a missing root
-                seen = now  # taken before the run: a change during it triggers another
                 recorded = _roots_of(folder)  # none yet if the first run failed
-                failed = runner.run([] if recorded else asked, PASSING_ERRORS)
-                roots = _roots_of(folder) or roots
+                if (recorded or resolved) != roots:  # re-indexed with other roots meanwhile
+                    roots = recorded or resolved
+                    now = fingerprint(roots, skip)
+                seen = now  # taken before the run: a change during it triggers another
+                failed = runner.run(roots, PASSING_ERRORS, recorded=bool(recorded))
         except KeyboardInterrupt:
             pass  # a second Ctrl-C: any write in progress rolled back or committed whole
     return runner.runs

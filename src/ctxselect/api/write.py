@@ -9,10 +9,9 @@ generation meanwhile.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,10 @@ from ctxselect.api import modes as _modes
 from ctxselect.api import parallel as _parallel
 from ctxselect.api import sync as _sync
 from ctxselect.api import write_inputs as _inputs
+from ctxselect.api import write_session as _session
 from ctxselect.api.read import Index, open_index
 from ctxselect.config import (
     DEFAULT_COMPACT_FRACTION,
-    WAIT,
     BM25Params,
     ChunkSpec,
     resolve_index_dir,
@@ -36,7 +35,6 @@ from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import under_roots, unreadable_ids
 from ctxselect.stores import Store, open_store
-from ctxselect.stores.open import DEFAULT_WAIT
 from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
@@ -132,7 +130,7 @@ def index_paths(
             )
         early.append(load(asked))
 
-    with parallel as pool, _writing(index, wait, before_create=before_create) as store:
+    with parallel as pool, _session.writing(index, wait, before_create=before_create) as store:
         roots = asked or _inputs.recorded_roots(store)
         if not roots:
             before_create(store.uri)
@@ -176,7 +174,7 @@ def add_documents(
     started = time.perf_counter()
     documents = _inputs.check_documents(documents)
     _inputs.check_settings(chunk, bm25, embedder)
-    with _writing(index, wait) as store:
+    with _session.writing(index, wait) as store:
         roots = list(_sync.read_manifest(store).roots)
         plan, compacted = _sync.apply(
             store,
@@ -230,7 +228,7 @@ def add_paths(
             raise InputError(f"cannot add {problem}; nothing was added")
         return loaded
 
-    with _writing(index, wait, before_create=lambda _: early.append(load([]))) as store:
+    with _session.writing(index, wait, before_create=lambda _: early.append(load([]))) as store:
         roots = list(_sync.read_manifest(store).roots)
         loaded = early[0] if early else load(roots)
         if not roots:
@@ -267,7 +265,7 @@ def remove_documents(
     """
     started = time.perf_counter()
     doc_ids = _inputs.doc_id_list(doc_ids)
-    with _writing(index, wait, create=False) as store:
+    with _session.writing(index, wait, create=False) as store:
         known = store.doc_hashes(list(doc_ids))
         missing = [d for d in doc_ids if d not in known]
         if missing:
@@ -299,48 +297,10 @@ def _open(index: PathArg | None) -> Store:
     return open_store(resolve_index_dir(index))
 
 
-@contextlib.contextmanager
-def _writing(
-    index: PathArg | None,
-    wait: float,
-    *,
-    create: bool = True,
-    before_create: Callable[[str], None] | None = None,
-) -> Iterator[Store]:
-    """Open an index folder (created if missing, unless ``create`` is False) and hold its
-    writer lock for one write; the store is closed afterwards.
-
-    ``before_create(folder)`` runs before a missing index is made: an error it raises
-    (a bad path, no paths) leaves nothing behind.
-    """
-    WAIT.check(wait)
-    folder = resolve_index_dir(index)
-    made: _inputs.MadeHere | None = None
-    try:
-        store = open_store(folder, wait=max(wait, DEFAULT_WAIT))
-    except IndexNotFoundError:
-        if not create:
-            raise
-        if before_create is not None:
-            before_create(folder)
-        made = _inputs.MadeHere.before(folder)
-        store = open_store(folder, create=True, wait=max(wait, DEFAULT_WAIT))
-    try:
-        with store.lock(wait):
-            try:
-                yield store
-            except BaseException:
-                if made is not None:  # a new index whose first write failed
-                    made.undo_if_empty(store)
-                raise
-    finally:
-        store.close()
-
-
 def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> CompactReport:
     """Merge every segment into one base: searches then equal a full rebuild exactly."""
     started = time.perf_counter()
-    with _writing(index, wait, create=False) as store:
+    with _session.writing(index, wait, create=False) as store:
         manifest = _sync.read_manifest(store)
         modes = _modes.stored_mode_ops(store, manifest)
         if manifest.state.base_rows is None:

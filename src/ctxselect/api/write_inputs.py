@@ -8,10 +8,8 @@ empty or repeated ``doc_id``, text that is not valid UTF-8) are refused by name.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +21,6 @@ from ctxselect.config import BM25Params, ChunkSpec
 from ctxselect.errors import ConfigError, InputError, UnknownNameError
 from ctxselect.ingest.text import content_hash
 from ctxselect.stores import Store
-from ctxselect.stores.open import split_uri
 from ctxselect.types import Document
 
 PathArg = str | os.PathLike[str]
@@ -209,61 +206,27 @@ def check_settings(chunk: Any, bm25: Any, embedder: object = None) -> None:
         _chunk.make_chunker(chunk)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MadeHere:
-    """What an index folder held before a write created an index in it, to undo that."""
-
-    folder: str
-    existed: bool
-    entries: frozenset[str]
-
-    @classmethod
-    def before(cls, index: str) -> MadeHere:
-        """Note the folder ``index`` (a path; a ``scheme://`` URI is never undone)."""
-        scheme, folder = split_uri(index)
-        if scheme != "file":
-            return cls("", True, frozenset())
-        existed = os.path.isdir(folder)
-        return cls(folder, existed, frozenset(os.listdir(folder)) if existed else frozenset())
-
-    def undo_if_empty(self, store: Store) -> None:
-        """Close ``store`` and remove what was made since :meth:`before` (the folder too,
-        if it was made), unless the store kept something a resumed run reuses: documents
-        or embedded vectors. A first write that failed (workers that could not start, ...)
-        then leaves nothing behind."""
-        if not self.folder or store.counts()["documents"]:
-            return
-        count = getattr(store.vector_cache(), "count", None)
-        if not callable(count) or count():
-            return
-        store.close()
-        if not os.path.isdir(self.folder):
-            return
-        for name in set(os.listdir(self.folder)) - self.entries:
-            path = os.path.join(self.folder, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-        if not self.existed:
-            with contextlib.suppress(OSError):  # not empty: something else wrote there
-                os.rmdir(self.folder)
-
-
 def recorded_roots(store: Store) -> list[str]:
     """The roots a re-scan walks: the index's own, each still there.
 
     Raises:
         InputError: A recorded root is gone (the re-scan would remove its documents).
     """
-    roots = list(read_manifest(store).roots)
+    return existing_roots(list(read_manifest(store).roots), store.uri)
+
+
+def existing_roots(roots: list[str], uri: str) -> list[str]:
+    """``roots``, the roots the index ``uri`` records, once each is known to be there.
+
+    Raises:
+        InputError: A recorded root is gone (the re-scan would remove its documents).
+    """
     gone = [r for r in roots if not os.path.exists(r)]
     if gone:
         raise InputError(
-            f"the index {store.uri} was built from {', '.join(map(repr, gone))}, which no "
+            f"the index {uri} was built from {', '.join(map(repr, gone))}, which no "
             f"longer exists, so nothing was changed: restore it, or name the roots to keep "
-            f"(`ctxselect index PATH... --index {store.uri}`; documents under roots not "
+            f"(`ctxselect index PATH... --index {uri}`; documents under roots not "
             f"named are removed)"
         )
     return roots
