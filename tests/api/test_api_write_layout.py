@@ -64,7 +64,7 @@ def test_an_older_layout_is_rechunked_by_index_and_refused_by_add(corpus, tmp_pa
 
 def test_a_chunker_whose_layout_never_changed_is_left_alone(corpus, tmp_path) -> None:
     ix = tmp_path / "ix"
-    spec = ChunkSpec(chunker="tokens", size=64)
+    spec = ChunkSpec(chunker="paragraph", size=400)
     cs.index_paths([corpus], ix, chunk=spec)
     _forget_layout(ix)
     report = cs.index_paths(index=ix)

@@ -20,7 +20,7 @@ from ctxselect.interfaces.cli import commands  # noqa: F401  (registers `chunk`)
 from ctxselect.interfaces.cli.main import cli
 
 SKIPPED = [
-    ("notes.log", b"a log line\n", "no loader handles .log files", "rename it"),
+    ("notes.odt", b"a line of text\n", "no loader handles .odt files", "rename it"),
     ("table.csv", b"a,b\n1,2\n", "no loader handles .csv files", "supported extension"),
     ("image.txt", b"\x89PNG\x00\x00\x01binary", "binary", "pass a text file"),
     ("page.html", b"<html><script>x()</script></html>", "no body text", "rendered HTML"),
@@ -48,6 +48,20 @@ def test_a_file_above_max_bytes_is_named_with_its_size_and_the_fix(tmp_path: Pat
     reason = load_paths([path], max_bytes=100).report.skip_reason(str(path))
     assert reason.startswith(f"{path}: too large: 500 bytes > --max-bytes 100; ")
     assert "split it into smaller files" in reason
+
+
+def test_chunk_takes_index_s_max_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_text("word " * 100, encoding="utf-8")
+    with pytest.raises(InputError, match="too large: 500 bytes > --max-bytes 100; "):
+        chunk_file(path, max_bytes=100)
+    assert [c.text for c in chunk_file(path, max_bytes=500)] == [("word " * 100).strip()]
+    result = CliRunner().invoke(cli, ["chunk", "--max-bytes", "100", str(path)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"error: cannot chunk {path}: too large: 500 bytes")
+    assert result.stderr.count("\n") == 1
+    bad = CliRunner().invoke(cli, ["chunk", "--max-bytes", "0", str(path)])
+    assert bad.exit_code == 2 and "--max-bytes" in bad.stderr
 
 
 def test_an_empty_file_gives_no_chunks_and_says_so(tmp_path: Path) -> None:

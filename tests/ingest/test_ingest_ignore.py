@@ -72,14 +72,13 @@ def test_root_gitignore_with_negation_and_dir_patterns(tmp_path: Path) -> None:
             "notes.txt": "x",
         },
     )
-    # .log files are not a supported type, so only the .txt results matter for loading;
-    # the counts show the .log files were ignored before the type check.
+    # .log files load as text: only the one the negation re-includes is loaded
     result = load_paths(tmp_path)
-    assert [d.doc_id for d in result.documents] == ["notes.txt", "sub/only_top.txt"]
+    assert [d.doc_id for d in result.documents] == ["keep.log", "notes.txt", "sub/only_top.txt"]
     report = result.report
     # ignored: .gitignore, a.log, build/, only_top.txt, sub/b.log, sub/build/
     assert report.ignored == 6
-    assert report.unsupported == 1  # keep.log was re-included, then has no loader
+    assert report.unsupported == 0
 
 
 def test_nested_gitignore_is_relative_to_its_folder_and_overrides_parent(tmp_path: Path) -> None:

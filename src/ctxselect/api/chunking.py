@@ -12,17 +12,27 @@ from ctxselect.errors import InputError
 from ctxselect.types import Chunk
 
 
-def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> list[Chunk]:
+def chunk_file(
+    path: str | os.PathLike[str],
+    spec: ChunkSpec | None = None,
+    *,
+    max_bytes: int = _ingest.DEFAULT_MAX_BYTES,
+) -> list[Chunk]:
     """Load one file (or BEIR corpus) and return its chunks, without indexing.
+
+    ``max_bytes`` is ``index``'s limit: a larger file (a BEIR corpus: record) is refused
+    before it is read, with the message ``index`` gives when it skips one.
 
     An empty file gives ``[]`` and a ``UserWarning`` saying so; so does each source file
     ``code`` (or ``auto``) cut by tokens because it has no grammar or does not parse.
 
     Raises:
         InputError: The file gave no document: unreadable (for a PDF: no text layer,
-            encrypted, ...), binary, too large, of an unsupported type, HTML without text.
+            encrypted, ...), binary, above ``max_bytes``, of an unsupported type, HTML
+            without text.
+        ConfigError: ``max_bytes`` is not positive.
     """
-    loaded = _ingest.load_paths([path])
+    loaded = _ingest.load_paths([path], max_bytes=max_bytes)
     problem = loaded.report.skip_reason(os.fspath(path))
     if problem:
         raise InputError(f"cannot chunk {problem}")
@@ -35,4 +45,7 @@ def chunk_file(path: str | os.PathLike[str], spec: ChunkSpec | None = None) -> l
     return [c for doc in loaded.documents for c in chunker.chunk(doc)]
 
 
-__all__ = ["chunk_file"]
+DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
+"""Files above this many bytes are refused, as ``index`` skips them."""
+
+__all__ = ["DEFAULT_MAX_BYTES", "chunk_file"]

@@ -180,6 +180,7 @@ class _Sweep:
             unmatched_labels=labeled.unmatched_labels,
             unknown_queries=labeled.unknown_queries,
             unknown_docs=labeled.unknown_docs,
+            empty_docs=labeled.empty_docs,
             spans_beyond_text=labeled.spans_beyond_text,
             grid=grid,
             metrics=self.metrics,
@@ -316,13 +317,16 @@ def run_sweep(
     folder = Path(out or default_sweep_dir(corpus))
     vectors = _embed.FileVectorCache(folder / VECTORS_DIR)
     model = _modes.experiment_embedder(embedder, grid.modes, vectors, progress=progress)
-    documents = _ingest.load_paths([corpus], progress=progress).documents
+    loaded = _ingest.load_paths([corpus], progress=progress)
+    documents = loaded.documents
     if not documents:
         raise InputError(f"{corpus} holds no document to sweep")
     by_id = {d.doc_id: d for d in documents}
     labeled = _eval.load_labeled_set(
         queries, qrels, spans, by_id.keys(), lambda d: len(by_id[d].text)
     )
+    if labeled.unknown_docs and loaded.report.empty:  # told apart as `eval` tells them
+        labeled = _eval.note_empty_documents(labeled, corpus, by_id.keys())
     bm25 = bm25 or BM25Params()
     book = _eval.ResultBook(
         dataset=name or dataset_name(corpus),

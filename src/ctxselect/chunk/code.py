@@ -30,7 +30,7 @@ from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.code_grammars import DEFINITIONS, GRAMMARS, LEADING, WRAPPERS, label_of
 from ctxselect.chunk.recursive import RecursiveSplitter
 from ctxselect.chunk.sized import SizedChunker
-from ctxselect.chunk.spans import Row, has_text, longest_run, to_chunks, trim
+from ctxselect.chunk.spans import TINY_TOKENS, Row, has_text, longest_run, to_chunks, trim
 from ctxselect.chunk.tokens import TokenChunker
 from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
@@ -40,8 +40,6 @@ from ctxselect.types import Chunk, Document
 EXTRA = "code"
 PATH_SEPARATOR = " > "
 _SHOWN_LABELS = 3
-TINY_TOKENS = 4
-"""A run this small (``}``, ``export class Circle {``) is joined to a neighbour."""
 
 
 def code_language(name: str) -> str | None:
@@ -159,8 +157,9 @@ class CodeChunker(SizedChunker):
 
     name = "code"
     # 2: same-line comments stay on their line, runs of <= 4 tokens join a neighbour,
-    # text before the first node is kept, and the overlap is counted as one text
-    layout = "2"
+    # text before the first node is kept, and the overlap is counted as one text; 3: the
+    # splitter's and the tokens fallback's tiny pieces join the next one when they fit
+    layout = "3"
 
     def __init__(
         self,

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.recursive import RecursiveSplitter
 from ctxselect.chunk.sized import SizedChunker
-from ctxselect.chunk.spans import Row, has_text, longest_run, to_chunks, trim
+from ctxselect.chunk.spans import TINY_TOKENS, Row, has_text, longest_run, to_chunks, trim
 from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
@@ -172,8 +173,9 @@ class MarkdownChunker(SizedChunker):
 
     name = "markdown"
     # front-matter: front matter is in no chunk (before: a chunk of its own); 2: only a
-    # block ingest reads as front matter, and the overlap is counted as one text
-    layout = "front-matter-2"
+    # block ingest reads as front matter, and the overlap is counted as one text; 3: a
+    # tiny opening run joins the next one when they fit together
+    layout = "front-matter-3"
 
     def __init__(
         self,
@@ -208,19 +210,31 @@ class MarkdownChunker(SizedChunker):
             for (a, b, s), n in zip(spans, counts, strict=True)
         ]
 
-    def _row(self, doc: Document, start: int, end: int, n: int, owner: Section) -> Row:
-        parent_id = f"{doc.doc_id}@{owner.start}:{owner.end}"
-        return Row(start, end, n, heading_header(doc.title, owner.path), parent_id)
+    def _row(self, doc: Document, run: SectionRun) -> Row:
+        header = heading_header(doc.title, run.heading.path)
+        parent_id = f"{doc.doc_id}@{run.owner.start}:{run.owner.end}"
+        return Row(run.start, run.end, run.n_tokens, header, parent_id)
 
     def _rows(self, doc: Document, units: list[_Unit]) -> list[Row]:
-        """Merge runs of small sibling units up to ``size``; cut units above it."""
-        rows: list[Row] = []
+        """Merge runs of small sibling units up to ``size``; cut units above it.
+
+        A run of at most :data:`TINY_TOKENS` that opens a section (a lone heading, a
+        one-word preamble) then joins the run after it when the two fit ``size``.
+        """
+        runs = _join_tiny_openers(self.counter, self.size, doc.text, self._runs(doc, units))
+        return [self._row(doc, run) for run in runs]
+
+    def _runs(self, doc: Document, units: list[_Unit]) -> list[SectionRun]:
+        """Return the runs of units, in order: merged siblings, or pieces of a cut unit."""
+        runs: list[SectionRun] = []
         i = 0
         while i < len(units):
             unit = units[i]
             if unit.n_tokens > self.size:
-                for piece in self.splitter.split(doc.text, unit.start, unit.end):
-                    rows.append(self._row(doc, *piece, unit.section))
+                pieces = self.splitter.split(doc.text, unit.start, unit.end)
+                runs.extend(
+                    SectionRun(*p, unit.section, unit.section, k > 0) for k, p in enumerate(pieces)
+                )
                 i += 1
                 continue
             stop, total = i + 1, unit.n_tokens
@@ -234,6 +248,67 @@ class MarkdownChunker(SizedChunker):
                 stop += 1
             stop, n = longest_run(self.counter, self.size, doc.text, units, i, stop)
             owner = (unit.key or unit.section) if stop - i > 1 else unit.section
-            rows.append(self._row(doc, unit.start, units[stop - 1].end, n, owner))
+            runs.append(SectionRun(unit.start, units[stop - 1].end, n, owner, owner))
             i = stop
-        return rows
+        return runs
+
+
+class SectionRun(NamedTuple):
+    """A chunk before it is a Row.
+
+    ``owner`` is the smallest section holding it (its ``parent_id``), ``heading`` the
+    section whose path is its header, and ``continued`` marks a piece of a cut unit
+    after the first (it opens nothing).
+    """
+
+    start: int
+    end: int
+    n_tokens: int
+    owner: Section
+    heading: Section
+    continued: bool = False
+
+
+def _join_tiny_openers(
+    counter: TokenCounter, size: int, text: str, runs: list[SectionRun]
+) -> list[SectionRun]:
+    """Join each opening run of at most :data:`TINY_TOKENS` to the next when both fit ``size``.
+
+    The joined run is counted whole, owned by the smallest section holding both and
+    headed as the next run (as the code chunker's joined runs keep their neighbour's
+    scope). A tiny run stays alone when it cannot fit, when it is the tail of a cut unit
+    (it opens nothing), or when the join would straddle the edge of a section that owns
+    other chunks: parent promotion never replaces a chunk that straddles its section.
+    """
+    owned = Counter(run.owner for run in runs)
+    out = list(runs)
+    i = 0
+    while i < len(out) - 1:
+        run, after = out[i], out[i + 1]
+        owner = _common_section(run.owner, after.owner)
+        if (
+            run.n_tokens <= TINY_TOKENS
+            and not run.continued
+            and owned[after.owner] == 1
+            and (owner is run.owner or owned[run.owner] == 1)
+        ):
+            n = counter.count(text[run.start : after.end])
+            if n <= size:
+                owned.subtract((run.owner, after.owner))
+                owned[owner] += 1
+                out[i : i + 2] = [SectionRun(run.start, after.end, n, owner, after.heading)]
+                continue  # a joined run can still be tiny: look at it again
+        i += 1
+    return out
+
+
+def _common_section(a: Section, b: Section) -> Section:
+    """Return the smallest section that holds both ``a`` and ``b``."""
+    ancestors: set[Section] = set()  # sections compare and hash by identity (eq=False)
+    node: Section | None = a
+    while node is not None:
+        ancestors.add(node)
+        node = node.parent
+    while b not in ancestors and b.parent is not None:
+        b = b.parent
+    return b

@@ -13,7 +13,7 @@ import bisect
 import functools
 
 from ctxselect.chunk.base import CHUNKERS
-from ctxselect.chunk.markdown import MarkdownChunker, Section, section_tree
+from ctxselect.chunk.markdown import MarkdownChunker, Section, SectionRun, section_tree
 from ctxselect.chunk.spans import Row
 from ctxselect.types import Document
 
@@ -62,15 +62,16 @@ class PdfChunker(MarkdownChunker):
 
     name = "pdf"
 
-    @property
-    def layout(self) -> str:  # type: ignore[override]
-        """``2`` with an overlap: counted as one text (before: per piece, 1 over at times)."""
-        return "2" if self.overlap else ""
+    # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
+    # at times); 3: a tiny opening piece joins the next one when they fit together
+    layout = "3"
 
     def _tree(self, text: str) -> Section:
         pages = [(start, start, 1, "") for start in page_starts(text)]
         return section_tree(text, pages)
 
-    def _row(self, doc: Document, start: int, end: int, n: int, owner: Section) -> Row:
-        parent_id = f"{doc.doc_id}@{owner.start}:{owner.end}"
-        return Row(start, end, n, page_header(doc, start, end), parent_id)
+    def _row(self, doc: Document, run: SectionRun) -> Row:
+        parent_id = f"{doc.doc_id}@{run.owner.start}:{run.owner.end}"
+        return Row(
+            run.start, run.end, run.n_tokens, page_header(doc, run.start, run.end), parent_id
+        )

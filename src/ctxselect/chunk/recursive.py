@@ -4,7 +4,8 @@ Recursive splitting as in langchain's RecursiveCharacterTextSplitter and semchun
 the coarsest boundary that exists (paragraphs, lines, sentences, words, then characters),
 recurse into pieces still too large, then pack pieces back together greedily. The limit
 is a hard guarantee: every packed piece is counted exactly once more and shrunk if BPE
-merges across a boundary ever push it over.
+merges across a boundary ever push it over. A tiny piece (a heading, one word) takes its
+next neighbour when the two fit together counted whole, so it never stands alone needlessly.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from ctxselect.chunk.spans import Piece, check_size, has_text, trim
+from ctxselect.chunk.spans import TINY_TOKENS, Piece, check_size, has_text, trim
 from ctxselect.errors import ConfigError
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
@@ -148,6 +149,8 @@ class RecursiveSplitter:
             if stop == fresh and first < fresh:
                 first += 1  # the overlap leaves no room for the next atom: shorten it
                 continue
+            if fresh < stop < len(atoms) and total <= TINY_TOKENS:
+                stop = self._join_tiny(text, atoms, first, stop)
             fitted = self._verify(text, atoms, first, fresh, max(stop, fresh + 1))
             if fitted is None:
                 self._cut_atom(text, atoms, fresh)
@@ -157,6 +160,19 @@ class RecursiveSplitter:
             pieces.append(piece)
             first, fresh = self._overlap_start(text, atoms, first, stop)
         return pieces
+
+    def _join_tiny(self, text: str, atoms: list[Piece], first: int, stop: int) -> int:
+        """Return where a tiny piece ``atoms[first:stop]`` ends once it takes the atoms
+        after it that fit with it, counted whole.
+
+        Atoms are counted apart, each with the separator before it, so their sum can
+        exceed the text they make together: a heading or one word before a paragraph at
+        the limit would otherwise stand alone although it fits with its neighbour.
+        """
+        start = atoms[first].start
+        while stop < len(atoms) and self._count_span(text, start, atoms[stop].end) <= self.size:
+            stop += 1
+        return stop
 
     def _verify(
         self, text: str, atoms: list[Piece], first: int, fresh: int, stop: int

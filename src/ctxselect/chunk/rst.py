@@ -159,10 +159,9 @@ class RstChunker(MarkdownChunker):
 
     name = "rst"
 
-    @property
-    def layout(self) -> str:  # type: ignore[override]
-        """``2`` with an overlap: counted as one text (before: per piece, 1 over at times)."""
-        return "2" if self.overlap else ""
+    # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
+    # at times); 3: a tiny opening piece joins the next one when they fit together
+    layout = "3"
 
     def _tree(self, text: str) -> Section:
         return section_tree(text, headings(text))

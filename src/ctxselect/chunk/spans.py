@@ -11,6 +11,8 @@ from ctxselect.tokens.base import TokenCounter
 from ctxselect.types import Chunk, Document
 
 NONSPACE = re.compile(r"\S")
+TINY_TOKENS = 4
+"""A piece this small (a heading, one word, ``}``) joins a neighbour when they fit together."""
 
 
 class Piece(NamedTuple):

@@ -28,10 +28,9 @@ class TokenChunker(SizedChunker):
 
     name = "tokens"
 
-    @property
-    def layout(self) -> str:  # type: ignore[override]
-        """``2`` with an overlap: counted as one text (before: per piece, 1 over at times)."""
-        return "2" if self.overlap else ""
+    # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
+    # at times); 3: a tiny opening piece joins the next one when they fit together
+    layout = "3"
 
     def __init__(
         self,

@@ -68,7 +68,12 @@ from ctxselect.eval.lab import (
     size_sweep_row,
     unmatched_labels,
 )
-from ctxselect.eval.labeled_set import LabeledSet, load_labeled_set, note_empty_documents
+from ctxselect.eval.labeled_set import (
+    EMPTY_DOCS_NOTE,
+    LabeledSet,
+    load_labeled_set,
+    note_empty_documents,
+)
 from ctxselect.eval.labels import LEVELS, Labels, Span, check_level, read_spans
 from ctxselect.eval.metrics import METRICS, MetricSpec, parse_metric, parse_metrics
 from ctxselect.eval.plots import sweep_plots
@@ -142,6 +147,7 @@ __all__ = [
     "DEFAULT_RUN_DEPTH",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
+    "EMPTY_DOCS_NOTE",
     "GRID_KEYS",
     "KNEE_METRICS",
     "KNEE_RULE",

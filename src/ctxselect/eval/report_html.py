@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ctxselect.errors import InputError
+from ctxselect.eval.labeled_set import EMPTY_DOCS_NOTE
 from ctxselect.eval.plots import RECALL_PLOT, RELEVANT_TOKENS_PLOT, SIZE_PLOT, TOKENS_USED_PLOT
 from ctxselect.eval.report_text import (
     COST_RULE,
@@ -91,6 +92,7 @@ def _dataset(report: SweepReport) -> str:
             ("labels matching no document", ", ".join(report.unmatched_labels) or "none"),
             ("judged queries missing from the queries file", report.unknown_queries),
             ("judgments naming documents not in the corpus", report.unknown_docs),
+            (EMPTY_DOCS_NOTE, report.empty_docs),
             ("spans ending past their document's text", report.spans_beyond_text),
         ]
     )

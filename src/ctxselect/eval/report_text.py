@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctxselect.eval.labeled_set import EMPTY_DOCS_NOTE
 from ctxselect.eval.summary import SweepReport, knee_row
 from ctxselect.eval.tables import render_table, to_markdown
 
@@ -36,6 +37,7 @@ def describe(report: SweepReport) -> str:
         (report.excluded_no_relevant, "queries without a judged-relevant document excluded"),
         (report.unknown_queries, "judged queries missing from the queries file"),
         (report.unknown_docs, "judgments naming documents not in the corpus"),
+        (report.empty_docs, EMPTY_DOCS_NOTE),
         (report.spans_beyond_text, "spans ending past their document's text"),
     ]
     notes = [f"{n} {what}" for n, what in counts if n]

@@ -331,6 +331,8 @@ class SweepReport:
         excluded_no_relevant: Queries left out: no judged-relevant document or span.
         unknown_queries: Judged query ids missing from the queries file (not asked).
         unknown_docs: Judgments naming documents not in the corpus.
+        empty_docs: Judgments naming documents the corpus holds without text (never
+            chunked, so never retrieved; not in ``unknown_docs``), as ``eval`` counts them.
         spans_beyond_text: Span labels ending past their document's text.
         grid: The settings crossed; ``metrics``: ranking metrics measured.
         knee_metric: What knees are found on: ``recall`` or ``hit``.
@@ -387,3 +389,4 @@ class SweepReport:
     seconds: float
     stop_calibration: str = ""
     unmatched_labels: tuple[str, ...] = ()
+    empty_docs: int = 0

@@ -3,7 +3,7 @@ or ``beir``."""
 
 from __future__ import annotations
 
-TEXT_SUFFIXES = frozenset({".txt", ".text", ".adoc", ".asciidoc", ".org"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".adoc", ".asciidoc", ".org", ".log"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})

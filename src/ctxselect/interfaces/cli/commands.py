@@ -192,6 +192,12 @@ def explain(
 @cli.command("chunk")
 @click.argument("file", type=click.Path())
 @chunk_options
+@click.option(
+    "--max-bytes",
+    type=number(config.MAX_BYTES),
+    default=chunking.DEFAULT_MAX_BYTES,
+    help="Refuse larger files (index skips them).",
+)
 @json_option
 def chunk_cmd(
     file: str,
@@ -199,12 +205,14 @@ def chunk_cmd(
     size: int | None,
     overlap: int | None,
     tokenizer: str | None,
+    max_bytes: int,
     as_json: bool,
 ) -> None:
     """Chunk FILE and print its chunks with offsets and token counts (indexes nothing)."""
+    spec = chunk_spec(chunker, size, overlap, tokenizer)
     with warnings.catch_warnings(record=True) as notes:  # empty file, code cut by tokens
         warnings.simplefilter("always", UserWarning)
-        chunks = chunking.chunk_file(file, chunk_spec(chunker, size, overlap, tokenizer))
+        chunks = chunking.chunk_file(file, spec, max_bytes=max_bytes)
     for note in notes:
         click.echo(f"warning: {note.message}", err=True)
     emit_json(chunks) if as_json else click.echo(render.chunks(chunks))
