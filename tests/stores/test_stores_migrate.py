@@ -37,7 +37,7 @@ TEXTS = {
     "b.md": "A two-stage synchronizer reduces the failure rate of sampling.",
     "c.md": "Caches keep recently used lines close to the core.",
 }
-SPEC = cs.ChunkSpec(chunker="tokens", size=8)
+SPEC = cs.ChunkSpec(chunker="paragraph", size=40)  # a layout no release changed
 OLD_BM25 = cs.BM25Params(identifiers=False)  # 0.1 had no identifier parts
 
 
@@ -53,7 +53,7 @@ def _v1_index(folder: Path) -> list[cs.Chunk]:
     conn.executescript(V1_SCHEMA)
     manifest = {
         "schema_version": 1,
-        "chunk": {"chunker": "tokens", "size": 8, "overlap": 0, "tokenizer": "cl100k"},
+        "chunk": {"chunker": "paragraph", "size": 40, "overlap": 0, "tokenizer": "cl100k"},
         "bm25": {"k1": 1.5, "b": 0.75, "stem": True, "stopwords": True},
         "modes": ["bm25", "tfidf", "tfidf-sum"],
         "roots": [],

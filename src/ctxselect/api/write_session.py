@@ -96,7 +96,7 @@ def file_id(path: str) -> tuple[int, int] | None:
     """The identity (device, inode) of the file at ``path``, or None if there is none."""
     try:
         stat = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file, or its folder is a file
         return None
     return stat.st_dev, stat.st_ino
 
