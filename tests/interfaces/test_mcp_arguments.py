@@ -67,3 +67,52 @@ def test_right_types_still_run(folder):
 
     result = run(server_for(folder), scenario)
     assert isinstance(result, dict) and result["tokens_used"] <= 500 and result["pieces"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("select", {}, 'missing required argument query (a string): pass query, such as {"query"'),
+        ("get_chunk", {}, "missing required argument chunk_id (a string): pass chunk_id"),
+        ("explain", {"mode": "bm25"}, "missing required arguments query (a string), chunk_id"),
+        ("grep", {"fixed": True}, "missing required argument pattern (a string): pass pattern"),
+        ("get_document", {"start": 3}, "missing required argument doc_id (a string): pass"),
+    ],
+)
+def test_a_missing_argument_is_one_plain_error(folder, tool, arguments, message):
+    async def scenario(client):
+        return await call(client, tool, **arguments)
+
+    text = run(server_for(folder), scenario)
+    assert isinstance(text, str), "the call ran without its required argument"
+    assert text.startswith(PREFIX.format(tool=tool) + message), text
+    assert "validation error" not in text and "\n" not in text
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        # a number too large for pydantic's int parser: the tool's own bound names the limit
+        ("select", {"query": FIRST, "budget": 1e30}, "above the result cap of 20000 tokens"),
+        ("grep", {"pattern": "cache", "budget": 1e30}, "above the result cap of 20000 tokens"),
+        ("get_document", {"doc_id": "cache.md", "start": 1e20}, "start 100000000000000000000"),
+        # the server's cap binds before the global maximum, so the advice is one that runs
+        ("select", {"query": FIRST, "budget": 10**9}, "budget 1000000000 is above the result cap"),
+    ],
+)
+def test_a_huge_number_is_refused_by_its_bound(folder, tool, arguments, message):
+    async def scenario(client):
+        return await call(client, tool, **arguments)
+
+    text = run(server_for(folder), scenario)
+    assert isinstance(text, str) and message in text, text
+    assert "validation error" not in text and "100,000,000" not in text
+
+
+def test_a_huge_whole_end_reads_to_the_end(folder):
+    async def scenario(client):
+        return await call(client, "get_document", doc_id="cache.md", end=1e20)
+
+    result = run(server_for(folder), scenario)
+    assert isinstance(result, dict), result
+    assert result["end"] == result["doc_chars"] and not result["truncated"]

@@ -10,7 +10,8 @@ read from disk, and nothing outside the index can be reached (the confinement of
 Matches come back in a stable order (doc_id, then line) as blocks: ``context`` lines
 around each matching line, merged where their windows overlap or touch. Each block is
 counted in the index's tokenizer and the result stops before the first block that would
-pass ``budget``, saying how many matching lines it left out and why it stopped.
+pass ``budget``, saying how many matching lines it left out and why it stopped; a block
+larger than the whole budget (a minified line) is skipped instead, and ``note`` names it.
 
 Bounds, so no pattern or corpus makes a call run away: the pattern is compiled first (an
 invalid one is refused naming its position); matching runs in the ``regex`` module, whose
@@ -191,7 +192,8 @@ def grep_index(
     total = sum(len(w.matches) for w in found)
     if not note and not total:
         note = f"no match for {pattern!r} in {documents(len(searched))}"
-    blocks, refs, stop = _fit(index, found, budget, known)
+    blocks, refs, stop, too_large = _fit(index, found, budget, known)
+    note = note or too_large
     shown = sum(len(b.matches) for b in blocks) + sum(len(r.lines) for r in refs)
     used = sum(b.tokens for b in blocks) + sum(r.tokens for r in refs)
     return GrepResult(
@@ -311,11 +313,16 @@ def _windows(
 
 def _fit(
     index: api.Index, found: Sequence[_Window], budget: int, known: Known | None
-) -> tuple[tuple[GrepBlock, ...], tuple[GrepReference, ...], str]:
-    """Walk the windows in order, each as a block or (``known``) a reference, to the budget."""
+) -> tuple[tuple[GrepBlock, ...], tuple[GrepReference, ...], str, str]:
+    """Walk the windows in order, each as a block or (``known``) a reference, to the budget.
+
+    A block larger than the whole budget is skipped rather than ending the walk (one
+    minified line must not hide every match after it); the last value says which.
+    """
     chunks = _chunk_spans(index, {w.doc_id for w in found})
     blocks: list[GrepBlock] = []
     refs: list[GrepReference] = []
+    skipped: list[tuple[_Window, int]] = []
     left = budget
     for w in found:
         ids = tuple(c for s, e, c in chunks.get(w.doc_id, ()) if s < w.end and w.start < e)
@@ -325,22 +332,44 @@ def _fit(
         )  # fmt: skip
         ref = known(block) if known is not None else None
         cost = block.tokens if ref is None else ref.tokens
+        if cost > budget:
+            skipped.append((w, cost))
+            continue
         if cost > left:
-            return (
-                tuple(blocks),
-                tuple(refs),
-                (
-                    f"budget full: the next block ({w.doc_id} lines {w.line_start}-{w.line_end}) "
-                    f"needs {cost} tokens and {left} are left: raise budget, narrow the pattern "
-                    f"or the globs, or pass less context"
-                ),
-            )
+            return tuple(blocks), tuple(refs), _budget_full(w, cost, left), _too_large(skipped)
         left -= cost
         if ref is None:
             blocks.append(block)
         else:
             refs.append(ref)
-    return tuple(blocks), tuple(refs), ""
+    stop = _budget_full(*skipped[0], budget, whole=True) if skipped else ""
+    return tuple(blocks), tuple(refs), stop, _too_large(skipped)
+
+
+def _budget_full(w: _Window, cost: int, left: int, *, whole: bool = False) -> str:
+    where = f"{w.doc_id} lines {w.line_start}-{w.line_end}"
+    if whole:
+        return (
+            f"budget full: a block ({where}) needs {cost} tokens, more than the whole budget "
+            f"of {left}"
+        )
+    return (
+        f"budget full: the next block ({where}) needs {cost} tokens and {left} are left: "
+        f"raise budget, narrow the pattern or the globs, or pass less context"
+    )
+
+
+def _too_large(skipped: Sequence[tuple[_Window, int]]) -> str:
+    """The note for blocks left out because each alone is larger than the budget."""
+    if not skipped:
+        return ""
+    w, cost = skipped[0]
+    more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+    return (
+        f"left out {len(skipped)} block(s) larger than the whole budget ({w.doc_id} lines "
+        f"{w.line_start}-{w.line_end}: {cost} tokens{more}): read around a match with "
+        f"get_document (start {w.matches[0].start}), or raise budget"
+    )
 
 
 def _chunk_spans(index: api.Index, docs: set[str]) -> dict[str, list[tuple[int, int, str]]]:

@@ -85,7 +85,7 @@ class SeenText:
         lines = tuple(m.line for m in block.matches)
         text = (
             f"already provided: {block.doc_id} lines {block.line_start}-{block.line_end} "
-            f"(matches on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}) "
+            f"(matches on line{'s' if len(lines) > 1 else ''} {line_runs(lines)}) "
             f"in call {call}"
         )
         tokens = self.index.count_tokens(text + "\n")
@@ -112,6 +112,18 @@ class SeenText:
             return hash(self.index.span_text(doc_id, start, end)) == digest
         except NotFoundError:  # the document left the index
             return False
+
+
+def line_runs(lines: tuple[int, ...]) -> str:
+    """Line numbers as runs, ``1-144`` or ``3, 7-9``: a reference stays short when every
+    line of a block matches."""
+    runs: list[list[int]] = []
+    for line in lines:
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _covering_call(block: GrepBlock, spans: list[tuple[int, int, int]]) -> int | None:

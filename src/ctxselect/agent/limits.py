@@ -70,7 +70,15 @@ def check_budget(budget: int, maximum: int | None, minimum: int = MIN_BUDGET) ->
     Raises:
         ConfigError: Not an int (``"800"``, ``800.0``, None, a bool), or out of range.
     """
-    return check_budget_range(whole_budget(budget), maximum, minimum)  # config: one range
+    budget = whole_budget(budget)
+    if maximum is not None and budget > maximum >= minimum:
+        # the server's cap binds first: naming the global maximum would invite a budget
+        # that is still refused
+        raise ConfigError(
+            f"budget {budget} is above the result cap of {maximum} tokens: ask for at most "
+            f"{maximum} (the cap is set where the server is started)"
+        )
+    return check_budget_range(budget, maximum, minimum)  # config: one range
 
 
 def check_k(k: int, maximum: int = MAX_K) -> int:

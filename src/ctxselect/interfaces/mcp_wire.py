@@ -75,12 +75,22 @@ class StrictServer(MCPServer):
             raise ToolError(
                 f"Error executing tool {name}: {agent.unknown_arguments(name, unknown, valid)}"
             )
+        missing = [
+            key
+            for key, (_, default) in self.types[name].items()
+            if default is inspect.Parameter.empty and key not in arguments
+        ]
+        if missing:
+            raise ToolError(
+                f"Error executing tool {name}: {missing_error(missing, self.types[name])}"
+            )
         for key, value in arguments.items():
             hint, default = self.types[name][key]
             wrong = type_error(key, value, hint, default)
             if wrong:
                 raise ToolError(f"Error executing tool {name}: {wrong}")
-        return await super().call_tool(name, arguments, context)
+        whole = {key: as_whole(value, self.types[name][key][0]) for key, value in arguments.items()}
+        return await super().call_tool(name, whole, context)
 
 
 def warn_deprecated(old: str, new: str) -> None:
@@ -195,6 +205,35 @@ def type_error(name: str, value: Any, hint: Any, default: Any = inspect.Paramete
     shown = json.dumps(value, ensure_ascii=False)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return f"{name} must be {what}, got {shown}: pass {name} as {what}, such as {example}"
+
+
+def missing_error(missing: list[str], types: dict[str, tuple[Any, Any]]) -> str:
+    """Which required arguments a call left out, as one line naming each one's type."""
+    needs = ", ".join(f"{key} ({_describe(types[key][0])[0]})" for key in missing)
+    first = missing[0]
+    example = _describe(types[first][0])[1]
+    return (
+        f"missing required argument{'s' if len(missing) > 1 else ''} {needs}: "
+        f'pass {first}, such as {{"{first}": {example}}}'
+    )
+
+
+def _describe(hint: Any) -> tuple[str, str]:
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
+    return _KINDS[members[0]] if members else _kind(hint)
+
+
+def as_whole(value: Any, hint: Any) -> Any:
+    """A JSON number with no fraction as an int where ``hint`` takes an int but no float.
+
+    The SDK's validation refuses a float past the size it parses (``1e30``) with a
+    pydantic dump; as an int, the tool's own bound check names the limit instead.
+    """
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
+    wants_int = int in (members or (hint,)) and float not in (members or (hint,))
+    if wants_int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _kind(hint: Any) -> tuple[str, str]:
