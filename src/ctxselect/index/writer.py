@@ -171,16 +171,23 @@ def write_full(
     modes: Mapping[str, ModeOps],
     manifest: Mapping[str, Any],
 ) -> int:
-    """Replace every chunk and the base segment (first build, changed settings)."""
+    """Replace every chunk and the base segment (first build, changed settings).
+
+    The new base is as compact as a compaction's, so the manifest's ``compacted`` time
+    becomes this write's ``updated`` time (``info`` dates the last base by it).
+    """
     ordered = sorted(chunks, key=lambda c: c.chunk_id)  # base rows are in chunk_id order
     raw = analyze(ordered, modes)
     finished = {mode: ops.finish(raw[mode]) for mode, ops in modes.items()}
+    written = with_measured(manifest, modes)
+    if written.get("updated"):
+        written["compacted"] = written["updated"]
     return store.commit_update(
         documents=documents,
         chunks=ordered,
         removed=removed,
         arrays=finished,
         dead_terms={},
-        manifest=with_measured(manifest, modes),
+        manifest=written,
         rebuild=True,
     )

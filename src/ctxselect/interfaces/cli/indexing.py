@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import click
 
 from ctxselect import config
-from ctxselect.api import modes, write
+from ctxselect.api import modes, open_index, write
 from ctxselect.api.watch import watch_paths
 from ctxselect.api.write_inputs import check_embedder_name
-from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params
+from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params, ChunkSpec
 from ctxselect.errors import CtxselectError, UnknownNameError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.group import (
@@ -29,7 +30,12 @@ from ctxselect.interfaces.cli.options import (
     chunk_spec,
     embedder_choices,
 )
-from ctxselect.interfaces.cli.store import follow_symlinks_option, report_extra, wait_option
+from ctxselect.interfaces.cli.store import (
+    follow_symlinks_option,
+    interruptible,
+    report_extra,
+    wait_option,
+)
 from ctxselect.types import IndexReport
 
 
@@ -127,6 +133,7 @@ def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
 )
 @wait_option
 @json_option
+@interruptible
 def index(
     paths: tuple[str, ...],
     index: str | None,
@@ -158,16 +165,14 @@ def index(
     for the dense and hybrid modes. With --workers N, chunking and embedding run on N
     processes (here, or on a Ray cluster with --executor ray); this one still writes.
     """
-    bm25 = None
-    if k1 is not None or b is not None or identifiers is not None:
-        base = BM25Params()
-        bm25 = BM25Params(
-            k1=base.k1 if k1 is None else k1,
-            b=base.b if b is None else b,
-            identifiers=base.identifiers if identifiers is None else identifiers,
-        )
+    chunk, bm25 = None, None
+    flags = (chunker, size, overlap, tokenizer, k1, b, identifiers)
+    if any(flag is not None for flag in flags):
+        built = _built_settings(index)  # a flag left out keeps the index's own value
+        chunk = chunk_spec(chunker, size, overlap, tokenizer, built[0] if built else None)
+        bm25 = _bm25_params(k1, b, identifiers, built[1] if built else None)
     options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
-        chunk=chunk_spec(chunker, size, overlap, tokenizer),
+        chunk=chunk,
         bm25=bm25,
         max_bytes=max_bytes,
         embedder=embedder,
@@ -199,3 +204,29 @@ def index(
 
     runs = watch_paths(paths, index, interval=interval, on_report=show, on_error=warn, **options)
     click.echo(f"stopped watching after {runs} index run(s)", err=True)
+
+
+def _built_settings(index: str | None) -> tuple[ChunkSpec, BM25Params] | None:
+    """The chunking and BM25 settings the index at ``index`` was built with (None: there
+    is no index yet), so that ``index --size 256`` changes the size and nothing else."""
+    try:
+        with open_index(index) as idx:
+            return idx.settings.chunk, idx.settings.bm25
+    except CtxselectError:  # none yet, or one that cannot be read: the rebuild says why
+        return None
+
+
+def _bm25_params(
+    k1: float | None, b: float | None, identifiers: bool | None, base: BM25Params | None
+) -> BM25Params | None:
+    """BM25 settings from the flags given, the others ``base``'s (the index's), else the
+    defaults; None when no BM25 flag was given (the index keeps its own)."""
+    if k1 is None and b is None and identifiers is None:
+        return None
+    keep = base or BM25Params()
+    return dataclasses.replace(
+        keep,
+        k1=keep.k1 if k1 is None else k1,
+        b=keep.b if b is None else b,
+        identifiers=keep.identifiers if identifiers is None else identifiers,
+    )

@@ -13,6 +13,7 @@ import click
 
 from ctxselect import api, config
 from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_TOKENIZER, ChunkSpec
+from ctxselect.errors import ConfigError
 from ctxselect.interfaces.cli.group import F, choices, registered
 from ctxselect.interfaces.cli.numbers import number, number_list
 
@@ -131,17 +132,38 @@ def chunk_options(func: F) -> F:
 
 
 def chunk_spec(
-    chunker: str | None, size: int | None, overlap: int | None, tokenizer: str | None
+    chunker: str | None,
+    size: int | None,
+    overlap: int | None,
+    tokenizer: str | None,
+    base: ChunkSpec | None = None,
 ) -> ChunkSpec | None:
-    """Build a ChunkSpec from flags, or None when no flag was given (keep the index's)."""
+    """Build a ChunkSpec from flags, or None when no flag was given (keep the index's).
+
+    A setting whose flag is not given is ``base``'s (the settings the index was built
+    with), else the default: ``index --size 256`` changes the size only.
+
+    Raises:
+        ConfigError: The overlap is not smaller than the size (naming where each came from).
+    """
     if chunker is None and size is None and overlap is None and tokenizer is None:
         return None
-    default = ChunkSpec()
+    keep = base or ChunkSpec()
+    whole = size if size is not None else keep.size
+    shared = overlap if overlap is not None else keep.overlap
+    if shared >= whole:
+        whose = "the index's" if base is not None else "the default"
+        given = "--overlap" if overlap is not None else f"{whose} overlap"
+        of = "--size" if size is not None else f"{whose} size"
+        raise ConfigError(
+            f"chunk overlap {shared} ({given}) must be smaller than the chunk size {whole} "
+            f"({of}): pass a smaller --overlap or a larger --size"
+        )
     return ChunkSpec(
-        chunker=chunker or DEFAULT_CHUNKER,
-        size=size if size is not None else DEFAULT_CHUNK_SIZE,
-        overlap=overlap if overlap is not None else 0,
-        tokenizer=tokenizer or default.tokenizer,
+        chunker=chunker or keep.chunker,
+        size=whole,
+        overlap=shared,
+        tokenizer=tokenizer or keep.tokenizer,
     )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any, cast
+
 import click
 
 from ctxselect.api import write
@@ -16,6 +19,33 @@ from ctxselect.interfaces.cli.group import (
 )
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.types import CompactReport, IndexReport, VerifyReport
+
+INTERRUPTED = 130
+"""Exit code of a write stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
+def interruptible(func: F) -> F:
+    """Say what Ctrl-C left behind instead of click's bare ``Aborted!`` (exit 130).
+
+    A write commits in one transaction, so an interrupted one leaves the index as the
+    last completed write left it; vectors embedded before the interruption are kept, so
+    running the command again resumes.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo(
+                "interrupted: the index is as the last completed write left it (run `ctxselect "
+                "verify` to check); run the same command again to finish: vectors already "
+                "embedded are kept",
+                err=True,
+            )
+            raise click.exceptions.Exit(INTERRUPTED) from None
+
+    return cast(F, wrapper)
 
 
 def wait_option(func: F) -> F:
@@ -84,6 +114,7 @@ def _summary(report: IndexReport) -> str:
 @follow_symlinks_option
 @wait_option
 @json_option
+@interruptible
 def add(
     paths: tuple[str, ...],
     index: str | None,
@@ -109,6 +140,7 @@ def add(
 @index_option
 @wait_option
 @json_option
+@interruptible
 def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bool) -> None:
     """Remove the documents DOC_IDS (and their chunks) from an index."""
     report = write.remove_documents(doc_ids, index, wait=wait)
@@ -119,6 +151,7 @@ def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bo
 @index_option
 @wait_option
 @json_option
+@interruptible
 def compact(index: str | None, wait: float, as_json: bool) -> None:
     """Merge all segments into one: results then equal a full rebuild exactly."""
     report = write.compact_index(index, wait=wait)
