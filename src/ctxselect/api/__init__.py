@@ -2,12 +2,13 @@
 
 ``read`` (open an index: search, select, explain, info; ``generation`` keeps the
 committed generation it reads current, ``filtered`` restricts it to a filter's rows,
-``searching`` ranks and explains), ``write`` (index, add, remove, compact, verify;
-``sync`` is the one write they all make), ``watch``, ``evaluate`` (with ``eval_scoring``
-and ``lab``), ``sweep`` (with ``sweep_setup``), ``tune`` (fusion; ``fusion_candidates``
-holds the grid) and ``calibrate`` (P(relevant) and the stop threshold); ``modes`` holds
-the write-side operations of the mode table and ``selections`` the budgeted-selection
-blocks.
+``searching`` ranks and explains, ``inspecting`` gives info, chunks and documents),
+``write`` (index, add, remove, compact, verify; ``sync`` is the one write they all make,
+``write_session`` opens an index for it and undoes a failed first write), ``watch``,
+``evaluate`` (with ``eval_scoring`` and ``lab``), ``sweep`` (with ``sweep_setup``),
+``tune`` (fusion; ``fusion_candidates`` holds the grid) and ``calibrate`` (P(relevant)
+and the stop threshold); ``modes`` holds the write-side operations of the mode table and
+``selections`` the budgeted-selection blocks.
 The CLI and the MCP server call these and nothing else. Write-side names load on first
 use, so ``from ctxselect.api import open_index`` does not import the write path.
 """
