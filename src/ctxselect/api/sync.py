@@ -91,6 +91,14 @@ def _commit(
     )
 
 
+def check_base(store: Store) -> None:
+    """Refuse, before any work, a write that would build on a damaged base file (a store
+    without base files, such as Milvus, has no such check)."""
+    check = getattr(store, "check_base", None)
+    if callable(check):
+        check()
+
+
 def compact(store: Store, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
     """Compact, then drop cached vectors no live chunk uses (bounded like the segments)."""
     done = _compact.compact_store(store, modes, {"compacted": now()})
@@ -127,14 +135,17 @@ def apply(
     ann_threshold: int | None = None,
     executor: _ingest.Executor | None = None,
     embed_long: str | None = None,
+    rebuild: bool = False,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
 
     ``keep`` names documents a complete scan lacks but must not delete (their files
     exist but could not be read this time). With an ``executor``, new documents are
     chunked and embedded on its workers (:mod:`ctxselect.api.parallel`); this process
-    still makes every write. ``embed_long`` ``auto`` (None too) lets a new dense side's
-    chunks choose how long ones are embedded (:mod:`ctxselect.api.embedder_choice`).
+    still makes every write. ``rebuild`` (with ``complete`` only) rewrites every chunk
+    and the base even when nothing changed: how a damaged base is repaired in place.
+    ``embed_long`` ``auto`` (None too) lets a new dense side's chunks choose how long
+    ones are embedded (:mod:`ctxselect.api.embedder_choice`).
     """
     old = read_manifest(store)
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
@@ -152,7 +163,10 @@ def apply(
     modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, choice.given, progress))
     stored = old.modes
     has_base = old.state.base_rows is not None
-    rebuild = not has_base or changed or (complete and set(stored) != set(modes))
+    forced = rebuild and complete
+    rebuild = forced or not has_base or changed or (complete and set(stored) != set(modes))
+    if not rebuild:  # a rebuild never reads the old base: it is how damage is repaired
+        check_base(store)
     if not rebuild and stored:
         modes = {m: modes[m] for m in stored if m in modes}
     plan = plan_changes(
@@ -327,4 +341,4 @@ def make_report(
     )
 
 
-__all__ = ["apply", "compact", "make_report", "now", "read_manifest"]
+__all__ = ["apply", "check_base", "compact", "make_report", "now", "read_manifest"]

@@ -59,6 +59,7 @@ def index_paths(
     workers: int = 1,
     executor: _parallel.ExecutorArg = _ingest.DEFAULT_EXECUTOR,
     ray_address: str | None = None,
+    rebuild: bool = False,
 ) -> IndexReport:
     """Index files, folders or BEIR corpora into an index folder, touching only what changed.
 
@@ -99,6 +100,9 @@ def index_paths(
             :class:`~ctxselect.ingest.Executor` (then leave ``workers`` out).
         ray_address: With ``executor="ray"``: the cluster's address (``ray://HOST:10001``,
             ``HOST:6379``, ``auto``); default: start a local Ray bound to 127.0.0.1.
+        rebuild: Re-chunk every document and write a new base even when nothing changed
+            (vectors come from the index's cache, tuning and calibration are kept): how
+            an index whose base file ``verify`` finds damaged is repaired in place.
 
     Returns:
         What changed; when nothing changed, nothing is written (``rebuilt`` is False).
@@ -112,6 +116,8 @@ def index_paths(
         MissingExtraError: The ray executor without ``ctxselect[ray]``.
     """
     started = time.perf_counter()
+    if not isinstance(rebuild, bool):
+        raise ConfigError(f"rebuild must be True or False, got {rebuild!r}")
     parallel = _parallel.executor_for(executor, workers, ray_address)
     asked = [str(Path(p).resolve()) for p in _inputs.path_list(paths)]
     _inputs.check_settings(chunk, bm25, embedder)
@@ -149,6 +155,7 @@ def index_paths(
             ann_threshold=ann_threshold,
             executor=pool,
             embed_long=embed_long,
+            rebuild=rebuild,
         )
         wrote = bool(plan.upserts or plan.removed or plan.full)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
@@ -305,6 +312,7 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
         modes = _modes.stored_mode_ops(store, manifest)
         if manifest.state.base_rows is None:
             raise IndexNotFoundError(f"index {store.uri} holds nothing to compact yet")
+        _sync.check_base(store)  # never report a damaged index as compact
         if not manifest.state.segments and not _compact.pending_rows(manifest):
             n = store.counts()["chunks"]
             return CompactReport(store.uri, n, 0, 0, 0.0, note="already compact")

@@ -72,7 +72,8 @@ def load_segments(
     except (UnicodeDecodeError, IndexError, ValueError, TypeError) as exc:
         raise IndexCorruptError(
             f"the {retriever.mode} index is damaged ({type(exc).__name__}: {exc}): run "
-            f"`ctxselect verify`, then rebuild the index with `ctxselect index PATH... --index DIR`"
+            f"`ctxselect verify`, then rebuild it in place with `ctxselect index --rebuild "
+            f"--index DIR`"
         ) from exc
 
 

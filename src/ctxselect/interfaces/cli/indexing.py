@@ -122,6 +122,12 @@ def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
     help="With --executor ray: the cluster's address (ray://HOST:10001, HOST:6379, auto; "
     "env CTXSELECT_RAY_ADDRESS); default: a local Ray on 127.0.0.1.",
 )
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Re-chunk every document and write a new base even when nothing changed (cached "
+    "vectors are reused): repairs an index whose base file verify finds damaged.",
+)
 @click.option("--watch", is_flag=True, help="Keep re-indexing while files change (Ctrl-C ends).")
 @click.option(
     "--interval",
@@ -152,6 +158,7 @@ def index(
     workers: int,
     executor: str,
     ray_address: str | None,
+    rebuild: bool,
     watch: bool,
     interval: float,
     wait: float,
@@ -193,8 +200,10 @@ def index(
         extra = report_extra(report)
         click.echo(render.index_report(report) + (f"\n{extra}" if extra else ""))
 
+    if rebuild and watch:
+        raise click.UsageError("--rebuild rebuilds once: run it without --watch, then watch")
     if not watch:
-        report = write.index_paths(paths, index, **options)
+        report = write.index_paths(paths, index, rebuild=rebuild, **options)
         emit_json(report) if as_json else show(report)
         return
     click.echo(f"watching every {interval:g} s; Ctrl-C stops", err=True)

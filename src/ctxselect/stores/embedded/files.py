@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect.errors import IndexAccessError, IndexCorruptError, IndexWriteError
-from ctxselect.stores.embedded import disk, integrity
+from ctxselect.stores.embedded import base_check, disk, integrity
 
 ARRAYS_DIR = "arrays"
 # Every name new_base_name gives (and its temporary twin, see disk.write_durably): the
@@ -108,7 +108,12 @@ def write_base(
         with contextlib.suppress(OSError):
             disk.current().unlink(target)
         raise write_error(folder, exc) from exc
-    return {"file": rel, "rows": len(rowids), **layout, "crc32": _crc(stored, layout)}
+    written = {"file": rel, "rows": len(rowids), **layout, "crc32": _crc(stored, layout)}
+    # a later write that finds the file as stamped need not read it (base_check); with
+    # no stamp, it reads the file once to compare its checksum
+    with contextlib.suppress(OSError):
+        written[base_check.STAMP_KEY] = base_check.stamp(target)
+    return written
 
 
 def _crc(stored: list[np.ndarray], layout: Mapping[str, Any]) -> int:
@@ -187,7 +192,7 @@ def load_base(
     except (KeyError, ValueError, TypeError) as exc:
         raise IndexCorruptError(
             f"{path} is damaged ({exc}): run `ctxselect verify --index {folder}` and "
-            f"rebuild the index with `ctxselect index PATH... --index {folder}`"
+            f"rebuild it in place with `ctxselect index --rebuild --index {folder}`"
         ) from exc
 
 

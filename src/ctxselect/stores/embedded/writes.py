@@ -29,7 +29,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError, IndexWriteError
 from ctxselect.stores.base import ModeArrays
-from ctxselect.stores.embedded import disk, fields, files, integrity, pages, texts
+from ctxselect.stores.embedded import base_check, disk, fields, files, integrity, pages, texts
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]  # commits made by this process: open indexes compare it to reload at once
@@ -101,7 +101,7 @@ class Writes:
         seq = self._sequence()
         new_ids = np.arange(seq + 1, seq + 1 + len(chunks), dtype=np.int64)
         base = self._write_base(generation, arrays, new_ids) if rebuild else None
-        with self._committing(tidy=True):
+        with self._committing(tidy=True, on_base=not rebuild):
             doomed = [*removed, *(d.doc_id for d in documents)]
             gone = 0 if rebuild else integrity.digest_of_docs(self._conn, doomed)
             counts, n_dead = self._apply(documents, chunks, removed, rebuild, current)
@@ -160,7 +160,7 @@ class Writes:
         self, *, arrays: ModeArrays, rowids: np.ndarray, expected_generation: int
     ) -> int:
         """Replace every delta segment with one holding all of their rows, in order."""
-        with self._committing(tidy=False):
+        with self._committing(tidy=False, on_base=True):
             self._expect(expected_generation)
             self._conn.execute("DELETE FROM deltas")
             seg = self._insert_delta(arrays, rowids)
@@ -176,6 +176,11 @@ class Writes:
             generation = int(current.get("generation", 0)) + 1
             self._set_manifest({**keys, "generation": generation})
         return generation
+
+    def check_base(self) -> None:
+        """Refuse a write that builds on the committed base file when it is damaged
+        (cheap when the file is as written: see ``base_check``)."""
+        base_check.check_base(self.folder, self.read_manifest())
 
     def remove_orphans(self, *, durable: bool = False) -> list[str]:
         """Delete base files the committed manifest does not name (writer lock held).
@@ -208,16 +213,18 @@ class Writes:
         return True
 
     @contextlib.contextmanager
-    def _committing(self, *, tidy: bool) -> Iterator[None]:
+    def _committing(self, *, tidy: bool, on_base: bool = False) -> Iterator[None]:
         """One commit's transaction: a failure becomes a one-line IndexWriteError; open
         indexes of this process are told to reload; with ``tidy``, leftover base files
-        are removed afterwards."""
+        are removed afterwards; ``on_base``: the commit keeps the base, which must be whole."""
         durable = False
         self.upgrade_for_writing()  # an older schema is never written as it is
         try:
             with self.transaction():
                 # never build on rows that changed since their commit (it would re-seal them)
                 integrity.check_stored(self._conn, self.folder)
+                if on_base:
+                    self.check_base()
                 yield
             # FULL (2) or EXTRA (3) in WAL mode: the commit survives a power cut
             level = self._conn.execute("PRAGMA synchronous").fetchone()[0]
