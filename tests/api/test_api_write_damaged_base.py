@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import ctxselect as cs
+from _support.note_index import note_index
 from ctxselect.errors import IndexCorruptError
 from ctxselect.interfaces.cli import commands  # noqa: F401  (registers the commands)
 from ctxselect.interfaces.cli import store as _store_commands  # noqa: F401
@@ -25,13 +26,7 @@ from ctxselect.stores.embedded import integrity
 @pytest.fixture
 def built(tmp_path: Path) -> tuple[Path, Path]:
     """A corpus folder and a compacted index of it."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(6):
-        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nclock reset synchronizer note{i} text\n")
-    index = tmp_path / "ix"
-    cs.index_paths([docs], index)
-    return docs, index
+    return note_index(tmp_path)
 
 
 def _base(index: Path) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import ctxselect as cs
+from _support.note_index import note_folder
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.embedded import base_check
 from ctxselect.stores.embedded.sqlite import SQLiteStore
@@ -16,11 +17,7 @@ from ctxselect.stores.embedded.sqlite import SQLiteStore
 
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(4):
-        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nwidget gear note{i} text\n")
-    cs.index_paths([docs], tmp_path / "ix")
+    cs.index_paths([note_folder(tmp_path / "docs", 4, "widget gear")], tmp_path / "ix")
     return tmp_path / "ix"
 
 

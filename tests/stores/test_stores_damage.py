@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import ctxselect as cs
+from _support.note_index import note_index
 from ctxselect.errors import IndexCorruptError
 from ctxselect.interfaces.cli import commands  # noqa: F401  (registers the commands)
 from ctxselect.interfaces.cli import store as _store_commands  # noqa: F401
@@ -25,12 +26,7 @@ from ctxselect.stores.embedded.sqlite import SQLiteStore
 @pytest.fixture
 def built(tmp_path: Path) -> tuple[Path, Path]:
     """A corpus folder and a compacted index of it (WAL checkpointed)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(6):
-        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nclock reset synchronizer note{i} text\n")
-    index = tmp_path / "ix"
-    cs.index_paths([docs], index)
+    docs, index = note_index(tmp_path)
     _sql(index, "PRAGMA wal_checkpoint(TRUNCATE)")
     return docs, index
 

@@ -2,15 +2,19 @@
 
 :func:`plan_eval` checks what to measure; :func:`score_labeled` ranks every query (by
 document or by chunk), scores the run with the ranking metrics, selects under each budget
-as ``Index.select`` does and adds the budget metrics, per query and on average.
-:mod:`ctxselect.api.evaluate` indexes the corpus, opens the index and reports.
+as ``Index.select`` does and adds the budget metrics, per query and on average;
+:func:`with_empty_documents` tells judgments of documents ingest skipped as empty apart
+from unknown ones (``eval`` and ``sweep``). :mod:`ctxselect.api.evaluate` indexes the
+corpus, opens the index and reports.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctxselect import budget as _budget
@@ -26,9 +30,36 @@ from ctxselect.api.selections import (
 )
 from ctxselect.budget.stop import check_stop
 from ctxselect.eval import MetricSpec
+from ctxselect.ingest.walk import BEIR_CORPUS, is_beir_folder
 from ctxselect.types import Filter, Qrels
 
-__all__ = ["EvalPlan", "EvalScores", "plan_eval", "ranked_documents", "score_labeled"]
+__all__ = [
+    "EvalPlan",
+    "EvalScores",
+    "plan_eval",
+    "ranked_documents",
+    "score_labeled",
+    "with_empty_documents",
+]
+
+
+def with_empty_documents(
+    labeled: _eval.LabeledSet,
+    corpus: str | os.PathLike[str],
+    doc_ids: Collection[str],
+    empty: int,
+) -> _eval.LabeledSet:
+    """``labeled`` with judgments of empty documents counted apart from unknown ones.
+
+    ``empty`` is how many documents ingest skipped as empty (0: nothing to look for).
+    A BEIR dataset folder is looked up in the ``corpus.jsonl`` ingest read from it.
+    """
+    if not (labeled.unknown_docs and empty):
+        return labeled
+    path = Path(corpus)
+    if path.is_dir() and is_beir_folder({p.name for p in path.iterdir()}):
+        path = path / BEIR_CORPUS
+    return _eval.note_empty_documents(labeled, path, doc_ids)
 
 
 @dataclass(frozen=True, slots=True)

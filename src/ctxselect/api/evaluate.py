@@ -19,7 +19,12 @@ from pathlib import Path
 from ctxselect import embed as _embed
 from ctxselect import eval as _eval
 from ctxselect.api import modes as _modes
-from ctxselect.api.eval_scoring import plan_eval, ranked_documents, score_labeled
+from ctxselect.api.eval_scoring import (
+    plan_eval,
+    ranked_documents,
+    score_labeled,
+    with_empty_documents,
+)
 from ctxselect.api.lab import (
     LAB_BUDGET_CHUNK_CHARS,
     LAB_BUDGETS,
@@ -288,9 +293,7 @@ def _labeled_set(
     """
     doc_ids = set(idx.table.doc_ids)
     labeled = _eval.load_labeled_set(*files, doc_ids, lambda d: len(idx.get_document(d).text))
-    if labeled.unknown_docs and skipped.get("empty"):  # ingest skipped empty documents
-        labeled = _eval.note_empty_documents(labeled, corpus, doc_ids)
-    return labeled
+    return with_empty_documents(labeled, corpus, doc_ids, skipped.get("empty", 0))
 
 
 def _check_dense(idx: Index, mode: str) -> None:

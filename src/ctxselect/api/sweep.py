@@ -22,6 +22,7 @@ from ctxselect import eval as _eval
 from ctxselect import ingest as _ingest
 from ctxselect._require import require
 from ctxselect.api import modes as _modes
+from ctxselect.api.eval_scoring import with_empty_documents
 from ctxselect.api.read import retriever_for
 from ctxselect.api.selections import (
     CALIBRATION_DEPTH,
@@ -325,8 +326,7 @@ def run_sweep(
     labeled = _eval.load_labeled_set(
         queries, qrels, spans, by_id.keys(), lambda d: len(by_id[d].text)
     )
-    if labeled.unknown_docs and loaded.report.empty:  # told apart as `eval` tells them
-        labeled = _eval.note_empty_documents(labeled, corpus, by_id.keys())
+    labeled = with_empty_documents(labeled, corpus, by_id.keys(), loaded.report.empty)
     bm25 = bm25 or BM25Params()
     book = _eval.ResultBook(
         dataset=name or dataset_name(corpus),

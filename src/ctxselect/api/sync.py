@@ -91,14 +91,6 @@ def _commit(
     )
 
 
-def check_base(store: Store) -> None:
-    """Refuse, before any work, a write that would build on a damaged base file (a store
-    without base files, such as Milvus, has no such check)."""
-    check = getattr(store, "check_base", None)
-    if callable(check):
-        check()
-
-
 def compact(store: Store, modes: Mapping[str, ModeOps]) -> tuple[int, int, int]:
     """Compact, then drop cached vectors no live chunk uses (bounded like the segments)."""
     done = _compact.compact_store(store, modes, {"compacted": now()})
@@ -166,7 +158,7 @@ def apply(
     forced = rebuild and complete
     rebuild = forced or not has_base or changed or (complete and set(stored) != set(modes))
     if not rebuild:  # a rebuild never reads the old base: it is how damage is repaired
-        check_base(store)
+        store.check_base()
     if not rebuild and stored:
         modes = {m: modes[m] for m in stored if m in modes}
     plan = plan_changes(
@@ -341,4 +333,4 @@ def make_report(
     )
 
 
-__all__ = ["apply", "check_base", "compact", "make_report", "now", "read_manifest"]
+__all__ = ["apply", "compact", "make_report", "now", "read_manifest"]

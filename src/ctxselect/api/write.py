@@ -312,7 +312,7 @@ def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> Compact
         modes = _modes.stored_mode_ops(store, manifest)
         if manifest.state.base_rows is None:
             raise IndexNotFoundError(f"index {store.uri} holds nothing to compact yet")
-        _sync.check_base(store)  # never report a damaged index as compact
+        store.check_base()  # never report a damaged index as compact
         if not manifest.state.segments and not _compact.pending_rows(manifest):
             n = store.counts()["chunks"]
             return CompactReport(store.uri, n, 0, 0, 0.0, note="already compact")

@@ -26,7 +26,6 @@ from ctxselect.eval.queries_io import is_labeled_file, read_labeled, read_querie
 from ctxselect.eval.results import labels_hash
 
 PathLike = str | os.PathLike[str]
-_BEIR_CORPUS = "corpus.jsonl"  # a BEIR dataset folder's corpus, as ingest reads it
 EMPTY_DOCS_NOTE = "judged documents that are empty (no text to index)"
 """How reports name :attr:`LabeledSet.empty_docs` (``eval``, ``sweep``: the same words)."""
 
@@ -166,21 +165,12 @@ def note_empty_documents(
     return dataclasses.replace(labeled, unknown_docs=labeled.unknown_docs - pairs, empty_docs=pairs)
 
 
-def _is_beir_folder(folder: Path) -> bool:
-    """Whether ingest reads ``folder`` as a BEIR dataset (as ``ingest.walk`` tells them)."""
-    beside = (folder / "queries.jsonl").exists() or (folder / "qrels").exists()
-    return (folder / _BEIR_CORPUS).is_file() and beside
-
-
 def _empty_documents(corpus: Path, candidates: set[str]) -> set[str]:
     """The ``candidates`` that ``corpus`` (a folder or a BEIR ``.jsonl``) holds empty.
 
-    A BEIR dataset folder (``corpus.jsonl`` beside ``queries.jsonl`` or ``qrels/``, which
-    ingest reads as its ``corpus.jsonl`` alone) is looked up in its ``corpus.jsonl``.
+    The caller names the file ingest read: a BEIR dataset folder's ``corpus.jsonl``.
     """
-    if corpus.is_dir() and _is_beir_folder(corpus):
-        corpus = corpus / _BEIR_CORPUS
-    elif corpus.is_dir():
+    if corpus.is_dir():
         return {
             d for d in candidates
             if (corpus / d).is_file() and not (corpus / d).read_bytes().strip()

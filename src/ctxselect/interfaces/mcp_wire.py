@@ -197,8 +197,7 @@ def type_error(name: str, value: Any, hint: Any, default: Any = inspect.Paramete
     """
     if _matches(value, hint) is not False:
         return ""
-    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
-    kinds = [_KINDS[m] for m in members] if members else [_kind(hint)]
+    kinds = [_kind(m) for m in _members(hint)]
     what = " or ".join(k[0] for k in kinds)
     example = json.dumps(default) if default not in (inspect.Parameter.empty, None, ()) else ""
     example = example or kinds[0][1]
@@ -219,8 +218,14 @@ def missing_error(missing: list[str], types: dict[str, tuple[Any, Any]]) -> str:
 
 
 def _describe(hint: Any) -> tuple[str, str]:
-    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
-    return _KINDS[members[0]] if members else _kind(hint)
+    return _kind(_members(hint)[0])
+
+
+def _members(hint: Any) -> tuple[Any, ...]:
+    """The types a hint allows: a Union's members, else the hint alone."""
+    if typing.get_origin(hint) in (typing.Union, UnionType):
+        return typing.get_args(hint)
+    return (hint,)
 
 
 def as_whole(value: Any, hint: Any) -> Any:
@@ -229,8 +234,8 @@ def as_whole(value: Any, hint: Any) -> Any:
     The SDK's validation refuses a float past the size it parses (``1e30``) with a
     pydantic dump; as an int, the tool's own bound check names the limit instead.
     """
-    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, UnionType) else ()
-    wants_int = int in (members or (hint,)) and float not in (members or (hint,))
+    members = _members(hint)
+    wants_int = int in members and float not in members
     if wants_int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value

@@ -254,6 +254,12 @@ class Store(Protocol):
         """
         ...
 
+    def check_base(self) -> None:
+        """Raise IndexCorruptError, naming the file and the repair, when the stored base
+        a write would build on is damaged (cheap when nothing suggests damage). A store
+        whose server owns its data has nothing to check here."""
+        ...
+
     def close(self) -> None:
         """Release the store (connections, files); it cannot be used afterwards."""
         ...
