@@ -137,6 +137,8 @@ def test_a_result_never_passes_the_cap(folder):
         ({"pattern": "x", "budget": 20001}, "above the result cap of 20000 tokens"),
         ({"pattern": "x", "context": 21}, "context must be between 0 and 20 lines"),
         ({"pattern": "x", "paths": ["a"]}, "paths"),
+        # compiled, it would take ~270 GB: the server was killed by the OOM killer
+        ({"pattern": "x{1000000000}"}, "repeats too much: its counted repeats"),
     ],
 )
 def test_bad_input_is_a_tool_error(folder, arguments, words):

@@ -37,6 +37,7 @@ from typing import Any
 import regex
 
 from ctxselect import api
+from ctxselect.agent.grep_pattern import check_pattern_size
 from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget, check_query
 from ctxselect.api.globs import doc_filter, documents
 from ctxselect.errors import ConfigError
@@ -233,8 +234,11 @@ def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = Fa
     """Compile ``pattern`` (``re`` syntax and flags) or refuse it naming the position.
 
     Raises:
-        ConfigError: Not a valid regular expression.
+        ConfigError: Not a valid regular expression, or one too large to compile
+            (:func:`ctxselect.agent.grep_pattern.check_pattern_size`).
     """
+    if not fixed:
+        check_pattern_size(pattern)
     flags = regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
     try:
         return regex.compile(regex.escape(pattern) if fixed else pattern, flags)

@@ -36,7 +36,8 @@ def select_context(
     hits = ask.rank(index)
     known = {} if refresh else state.known(spans, hits)
     calls = {c: seen.call for c, seen in known.items()}
-    refs = spans.references(ask.select(index, hits, budget), hits, calls, budget)
+    plain = ask.select(index, hits, budget)
+    refs = spans.references(plain, hits, calls, budget)
     received = set() if refresh else state.received(spans)  # hits or not
     left = budget - sum(r.tokens for r in refs)
     selection = new_material(
@@ -58,7 +59,7 @@ def select_context(
         session_tokens=0,
         result_tokens=0,
         max_result_tokens=meter.cap,
-        note=context_note(hits, selection, refs, empty_note(index, ask.filter)),
+        note=context_note(hits, selection, refs, empty_note(index, ask.filter), plain.note),
         stop=selection.stop,
     )
     result = meter.fit(result, state.tokens, shrink_context)
@@ -74,11 +75,22 @@ def empty_note(index: Index, filter: Filter) -> str:
 
 
 def context_note(
-    hits: Sequence[Hit], selection: Selection, refs: Sequence[object], empty: str = ""
+    hits: Sequence[Hit],
+    selection: Selection,
+    refs: Sequence[object],
+    empty: str = "",
+    plain: str = "",
 ) -> str:
-    """The note of a session-aware selection: why it is empty, or the selection's own."""
+    """The note of a session-aware selection: why it is empty, or the selection's own.
+
+    ``plain`` is the note of the session-less selection: when that chose nothing (no
+    chunk fits the budget), it says why; the packer of new material, handed no
+    candidates, would only say "no hits".
+    """
     if not hits:
         return empty or "no chunk matches the query"
     if not selection.chunks and refs:
         return "all the best chunks were already provided (refresh=true sends them again)"
+    if not selection.chunks and plain:
+        return plain
     return selection.note

@@ -106,9 +106,15 @@ def tool_list(server: MCPServer) -> list[dict[str, Any]]:
     return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
 
 
-def serve(server: MCPServer, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
-    """Serve until the client leaves: stdio, or streamable HTTP on 127.0.0.1:``port``/mcp."""
+def serve(server: StrictServer, *, http: bool = False, port: int = DEFAULT_PORT) -> None:
+    """Serve until the client leaves: stdio, or streamable HTTP on 127.0.0.1:``port``/mcp.
+
+    Over HTTP a session is the client's ``Mcp-Session-Id``, which only the ``initialize``
+    handshake gives, so the server offers only handshake-era protocol versions there
+    (:meth:`StrictServer.offer_sessions`). Over stdio the process is the session.
+    """
     if http:
+        server.offer_sessions()
         server.run("streamable-http", host=HOST, port=port)
     else:
         server.run("stdio")

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 import pydantic_core
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, DiscoverResult, TextContent, ToolAnnotations
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ctxselect import agent
@@ -91,6 +92,29 @@ class StrictServer(MCPServer):
                 raise ToolError(f"Error executing tool {name}: {wrong}")
         whole = {key: as_whole(value, self.types[name][key][0]) for key, value in arguments.items()}
         return await super().call_tool(name, whole, context)
+
+    def offer_sessions(self) -> None:
+        """List only handshake-era protocol versions in ``server/discover`` (HTTP sessions).
+
+        Session memory needs a session: over HTTP, the ``Mcp-Session-Id`` that the
+        ``initialize`` handshake hands out. The 2026-07-28 revision has no handshake and no
+        session id, and the SDK's client speaks it whenever ``server/discover`` lists it;
+        a discover result with no such version makes that client fall back to
+        ``initialize`` (the SDK's documented legacy advertisement). A client pinned to
+        2026-07-28 is still answered, without memory (:func:`session_key`).
+        """
+        lowlevel = self._lowlevel_server
+        entry = lowlevel.get_request_handler("server/discover")
+        if entry is None:
+            raise RuntimeError("the MCP SDK registered no server/discover handler to wrap")
+        answer = entry.handler
+
+        async def discover(ctx: Any, params: Any) -> DiscoverResult:
+            result = DiscoverResult.model_validate(await answer(ctx, params))
+            handshake = list(HANDSHAKE_PROTOCOL_VERSIONS)
+            return result.model_copy(update={"supported_versions": handshake})
+
+        lowlevel.add_request_handler("server/discover", entry.params_type, discover)
 
 
 def warn_deprecated(old: str, new: str) -> None:
