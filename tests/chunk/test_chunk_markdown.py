@@ -282,3 +282,11 @@ def test_a_large_size_reads_the_text_a_few_times_not_once_per_section() -> None:
     chunks = MarkdownChunker(20000, 0, counter).chunk(Document("many.md", MANY))
     assert len(chunks) == 2 and chunks[-1].end == len(MANY.rstrip())
     assert counter.chars < 30 * len(MANY)  # 12x; dropping one section at a time: 140x
+
+
+def test_a_heading_written_on_several_lines_is_a_one_line_header() -> None:
+    # a setext heading may span lines; the header is printed on one line above the chunk
+    text = "Title line one\n  line two\n===\n\nBody text under the heading."
+    (only,) = MarkdownChunker(64).chunk(Document("d.md", text, kind="markdown"))
+    assert only.header == "Title line one line two"
+    assert only.text == text

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxselect.chunk import make_chunker
+from ctxselect.chunk import ParagraphChunker, make_chunker
 from ctxselect.chunk.spans import TINY_TOKENS
 from ctxselect.config import ChunkSpec
 from ctxselect.tokens import get_counter
@@ -112,3 +112,40 @@ def test_a_tiny_heading_stays_out_of_a_cut_section_so_it_can_be_promoted():
     assert chunks[0].text == "# Guide" and len(chunks) > 2
     assert {c.parent_id for c in chunks[1:]} == {reset}
     assert get_counter("cl100k").count(text[: chunks[1].end]) <= SIZE  # it would have fit
+
+
+def paragraph_chunks(text: str, size: int, tokenizer: str = "cl100k") -> list[Chunk]:
+    chunks = ParagraphChunker(size, 0, get_counter(tokenizer)).chunk(Document("d.txt", text))
+    assert all(text[c.start : c.end] == c.text for c in chunks)
+    return chunks
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+def test_a_paragraph_opener_joins_the_next_paragraph_whenever_both_fit_the_characters(opener):
+    # paragraph's limit is characters, and it measures the joined span exactly: a tiny
+    # opener shares a chunk whenever "opener\n\nbody" fits the size, and only then
+    body = "word " * 30 + "end."
+    text = f"{opener}\n\n{body}\n\nTail paragraph here."
+    joined = len(f"{opener}\n\n{body}")
+    fits = paragraph_chunks(text, joined)
+    assert fits[0].text == f"{opener}\n\n{body}"
+    alone = paragraph_chunks(text, joined - 1)
+    assert [c.text for c in alone[:2]] == [opener, body]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    words=st.lists(
+        st.sampled_from(["a", "**b**", "Intro", "x" * 9, "alpha beta", "#", "# Title"]),
+        max_size=60,
+    ),
+    seps=st.lists(st.sampled_from([" ", "\n", "\n\n", "\n \n", ". "]), min_size=60, max_size=60),
+    size=st.integers(5, 120),
+    tokenizer=st.sampled_from(["cl100k", "chars4"]),
+)
+def test_no_tiny_paragraph_chunk_fits_with_the_next_in_characters(words, seps, size, tokenizer):
+    text = "".join(w + s for w, s in zip(words, seps, strict=False))
+    chunks = paragraph_chunks(text, size, tokenizer)
+    for c, after in itertools.pairwise(chunks):
+        if c.n_tokens <= TINY_TOKENS:
+            assert after.end - c.start > size, (c.text, after.text)

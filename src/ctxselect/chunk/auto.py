@@ -45,9 +45,10 @@ class AutoChunker(SizedChunker):
         """``2``: RST by sections and PDF by pages (before: RST as text); ``3``: Markdown
         front matter in no chunk; ``4``: front matter only as ingest reads it, overlaps
         counted as one text, and the code chunker's layout 2; ``5``: tiny opening pieces
-        join the next one when they fit (layout 3 of the others); ``+code``: source files
-        by definitions, which depends on the ``code`` extra being installed."""
-        return "5+code" if self.code is not None else "5"
+        join the next one when they fit (layout 3 of the others); ``6``: cuts inside a word
+        keep grapheme clusters whole (layout 4 of the others); ``+code``: source files by
+        definitions, which depends on the ``code`` extra being installed."""
+        return "6+code" if self.code is not None else "6"
 
     def chunker_for(self, doc: Document) -> Chunker:
         """Return the chunker ``doc`` is cut with."""

@@ -158,8 +158,9 @@ class CodeChunker(SizedChunker):
     name = "code"
     # 2: same-line comments stay on their line, runs of <= 4 tokens join a neighbour,
     # text before the first node is kept, and the overlap is counted as one text; 3: the
-    # splitter's and the tokens fallback's tiny pieces join the next one when they fit
-    layout = "3"
+    # splitter's and the tokens fallback's tiny pieces join the next one when they fit; 4:
+    # a cut inside a word never splits a grapheme cluster (a letter and its accents)
+    layout = "4"
 
     def __init__(
         self,

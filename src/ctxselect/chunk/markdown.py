@@ -93,7 +93,8 @@ def headings(text: str) -> list[tuple[int, int, int, str]]:
         if token.type == "heading_open" and token.level == 0 and token.map:
             first, last = token.map
             inline = tokens[i + 1] if i + 1 < len(tokens) else None
-            title = inline.content.strip() if inline is not None else ""
+            # a setext heading may span lines: the header is one line
+            title = " ".join(inline.content.split()) if inline is not None else ""
             found.append((line_starts[first], line_starts[last], int(token.tag[1:]), title))
     return found
 
@@ -174,8 +175,10 @@ class MarkdownChunker(SizedChunker):
     name = "markdown"
     # front-matter: front matter is in no chunk (before: a chunk of its own); 2: only a
     # block ingest reads as front matter, and the overlap is counted as one text; 3: a
-    # tiny opening run joins the next one when they fit together
-    layout = "front-matter-3"
+    # tiny opening run joins the next one when they fit together; 4: a cut inside a word
+    # never splits a grapheme cluster (a letter and its accents), and a heading written
+    # on several lines is a one-line header
+    layout = "front-matter-4"
 
     def __init__(
         self,

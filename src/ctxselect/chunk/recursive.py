@@ -10,8 +10,10 @@ next neighbour when the two fit together counted whole, so it never stands alone
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+from typing import Any
 
 from ctxselect.chunk.spans import TINY_TOKENS, Piece, check_size, has_text, trim
 from ctxselect.errors import ConfigError
@@ -26,6 +28,50 @@ SEPARATORS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=[.!?…。！？])\s+"),  # sentences
     re.compile(r"\s+"),  # words
 )
+
+
+# Cuts inside a word look this far back for a grapheme cluster boundary (see below).
+CLUSTER_WINDOW = 32
+REGIONAL_INDICATOR = re.compile("[\U0001f1e6-\U0001f1ff]")
+
+
+@functools.cache
+def _grapheme() -> Any:
+    # regex (a core dependency) knows extended grapheme clusters (UAX #29, \X); re does not
+    import regex
+
+    return regex.compile(r"\X")
+
+
+def grapheme_floor(text: str, start: int, end: int, at: int) -> int:
+    """Return the last grapheme cluster boundary in ``(start, at]`` of ``text[start:end]``.
+
+    A cut there keeps a letter with its combining marks and an emoji ZWJ sequence whole.
+    ``at`` itself when no boundary lies in the range: one cluster longer than the range.
+    Only the last :data:`CLUSTER_WINDOW` characters are segmented, the first cluster found
+    there distrusted (it may be the tail of one); flags (regional indicator pairs) and
+    longer clusters are segmented from ``start``.
+    """
+    if at < end and text[at - 1 : at + 1] != "\r\n" and max(text[at - 1 : at + 1]) < "\u0300":
+        return at  # below the combining marks, only CR LF is one cluster of two
+    window = max(start, at - CLUSTER_WINDOW)
+    if window > start and not REGIONAL_INDICATOR.search(text, window, at):
+        found = _last_boundary(text, window, end, at, trust_first=False)
+        if found > window:
+            return found
+    found = _last_boundary(text, start, end, at, trust_first=True)
+    return found if found > start else at
+
+
+def _last_boundary(text: str, start: int, end: int, at: int, *, trust_first: bool) -> int:
+    """Return the last end of a cluster segmented from ``start`` that is ``<= at``."""
+    last = start
+    for k, match in enumerate(_grapheme().finditer(text, start, end)):
+        if match.end() > at:
+            break
+        if k or trust_first:
+            last = match.end()
+    return last
 
 
 def cut(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -109,7 +155,8 @@ class RecursiveSplitter:
         """Return ``(length, tokens)`` of a longest prefix of <= ``limit`` tokens (length >= 1).
 
         Gallops from ``guess`` then bisects, so a prefix costs O(log length) encodings.
-        With ``strip`` the prefix is counted without trailing whitespace.
+        With ``strip`` the prefix is counted without trailing whitespace. The prefix ends
+        at a grapheme cluster boundary unless its first cluster alone is above ``limit``.
         """
         count = self.counter.count
 
@@ -134,6 +181,11 @@ class RecursiveSplitter:
                 lo, lo_n = mid, n
             else:
                 hi = mid
+        if start + lo < end:
+            cluster_end = grapheme_floor(text, start, end, start + lo)
+            shorter = tokens(cluster_end - start) if cluster_end < start + lo else limit + 1
+            if shorter <= limit:  # BPE counts need not shrink with the text: check
+                lo, lo_n = cluster_end - start, shorter
         return lo, lo_n
 
     def _pack(self, text: str, atoms: list[Piece]) -> list[Piece]:

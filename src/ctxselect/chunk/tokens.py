@@ -29,8 +29,9 @@ class TokenChunker(SizedChunker):
     name = "tokens"
 
     # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
-    # at times); 3: a tiny opening piece joins the next one when they fit together
-    layout = "3"
+    # at times); 3: a tiny opening piece joins the next one when they fit together; 4: a
+    # cut inside a word never splits a grapheme cluster (a letter and its accents)
+    layout = "4"
 
     def __init__(
         self,
