@@ -189,6 +189,19 @@ class Manifest:
             "compacted": self.compacted,
         }
 
+    def scoring(self) -> str:
+        """The settings that shape a mode's scores, in words: chunking, BM25 and the
+        embedder's model. A P(relevant) calibration is fitted on scores made with them
+        and holds only while they stay (``budget.calibration.Calibration.scoring``)."""
+        c, b = self.chunk, self.bm25
+        words = "identifiers on" if b.identifiers else "identifiers off"
+        stem = f"stem {'on' if b.stem else 'off'}, stop words {'on' if b.stopwords else 'off'}"
+        model = self.embedder.model_id if self.embedder else "none"
+        return (
+            f"chunks {c.chunker}-{c.size} overlap {c.overlap} {c.tokenizer}; "
+            f"bm25 k1 {b.k1:g} b {b.b:g} {stem}, {words}; embedder {model}"
+        )
+
     def describe(self) -> dict[str, Any]:
         """The settings as ``ctxselect info`` shows them (JSON-able): ``chunk``, ``bm25``,
         ``default_mode``, ``roots``, ``embedder``, ``fusion``, ``tuning``."""

@@ -161,18 +161,12 @@ def calibrate_index(
             f"got turns={turns}, cache_factor={cache_factor}, value={value}"
         )
     with open_index(index, embedder=embedder) as idx:
-        labeled = _eval.load_labeled_set(queries, qrels, None, set(idx.store.doc_hashes()), len)
+        doc_ids = set(idx.store.doc_hashes())
+        labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, len)
         qrel = labeled.labels.qrels
-        texts = {
-            q: t
-            for q, t in labeled.queries.items()
-            if any(g >= 1 for g in qrel.get(q, {}).values())
-        }
+        texts = indexed_queries(labeled, doc_ids)
         if len(texts) < MIN_CALIBRATION_QUERIES:
-            raise InputError(
-                f"calibration needs at least {MIN_CALIBRATION_QUERIES} labeled queries with a "
-                f"relevant document in index {idx.path}, found {len(texts)}: label more queries"
-            )
+            raise too_few_error(idx.path, labeled, doc_ids, len(texts))
         if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(texts):
             raise ConfigError(f"folds must be a whole number from 2 to {len(texts)}, got {folds!r}")
         fold = fold_of(list(texts), folds, seed)
@@ -201,6 +195,7 @@ def calibrate_index(
                 value=value,
                 chunk_tokens=chunk_tokens,
             )
+            made = dataclasses.replace(made, scoring=idx.settings.scoring())
             sizes = {q: [h.n_tokens for h in hits] for q, hits in ranked.items()}
             done.append(_with_threshold(made, rankings, sizes, fold))
         report = _calibration.CalibrationReport(
@@ -211,6 +206,46 @@ def calibrate_index(
             with idx.store.lock(wait):
                 idx.store.commit_settings({"calibration": stored})
         return report
+
+
+def indexed_queries(labeled: _eval.LabeledSet, doc_ids: set[str]) -> dict[str, str]:
+    """qid -> text of the labeled queries with a relevant document (grade >= 1) that the
+    index holds: a query whose relevant documents are all elsewhere has only negative
+    labels here, and fitting on it would teach P(relevant) that nothing is ever relevant."""
+    qrels = labeled.labels.qrels
+    return {
+        q: text
+        for q, text in labeled.queries.items()
+        if any(g >= 1 and d in doc_ids for d, g in qrels.get(q, {}).items())
+    }
+
+
+def too_few_error(
+    path: str,
+    labeled: _eval.LabeledSet,
+    doc_ids: set[str],
+    found: int,
+    *,
+    what: str = "calibration",
+    need: int = MIN_CALIBRATION_QUERIES,
+) -> InputError:
+    """The error for fewer than ``need`` queries with a relevant indexed document: when
+    labeled queries judge only documents the index lacks, it says so and names one."""
+    head = (
+        f"{what} needs at least {need} labeled queries with a relevant document in "
+        f"index {path}, found {found}"
+    )
+    skipped = len(labeled.queries) - found
+    if not skipped:
+        return InputError(f"{head}: label more queries")
+    relevant = {d for judged in labeled.labels.qrels.values() for d, g in judged.items() if g >= 1}
+    wanted = sorted(relevant - doc_ids)
+    held = ", ".join(repr(d) for d in sorted(doc_ids)[:2]) or "no document"
+    return InputError(
+        f"{head}: {skipped} labeled queries judge relevant only documents the index lacks "
+        f"(e.g. {wanted[0]!r}; the index holds {held}, ...): pass the labels of the corpus "
+        "this index was built from, or index the corpus the labels judge"
+    )
 
 
 def _with_threshold(
@@ -251,5 +286,7 @@ __all__ = [
     "ThresholdChoice",
     "calibrate_index",
     "choose_threshold",
+    "indexed_queries",
     "net_value",
+    "too_few_error",
 ]

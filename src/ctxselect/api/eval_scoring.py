@@ -29,6 +29,7 @@ from ctxselect.api.selections import (
     selection_depth,
 )
 from ctxselect.budget.stop import check_stop
+from ctxselect.errors import ConfigError
 from ctxselect.eval import MetricSpec
 from ctxselect.ingest.walk import BEIR_CORPUS, is_beir_folder
 from ctxselect.types import Filter, Qrels
@@ -145,6 +146,13 @@ def plan_eval(
     wanted = sorted({*(int(b) for b in budgets), *(b.budget for b in budget_specs)})
     for value in wanted:
         _budget.check_budget(value)
+    if not wanted and (stop != "none" or stored_calibration):
+        what = f"stop={stop}" if stop != "none" else "stored_calibration"
+        raise ConfigError(
+            f"{what} only changes where budgeted selections stop, and no budget is given, "
+            "so it would measure nothing: add budgets (--budgets 1000,2000, or a budget "
+            "metric such as recall@2000t), or leave it out"
+        )
     _budget.PACKERS.check(packer)
     _budget.FORMATS.check(format)
     return EvalPlan(
@@ -162,7 +170,13 @@ def plan_eval(
 
 
 def score_labeled(idx: Index, labeled: _eval.LabeledSet, plan: EvalPlan) -> EvalScores:
-    """Rank the labeled queries on ``idx`` as ``plan`` says and score the rankings."""
+    """Rank the labeled queries on ``idx`` as ``plan`` says and score the rankings.
+
+    Raises:
+        ConfigError: A P threshold with ``stored_calibration`` on an index that stores
+            no calibration for the mode (checked before anything is ranked).
+    """
+    _check_stored_calibration(idx, plan)
     started = time.perf_counter()
     run, judged = _ranked_run(idx, labeled, plan.level, plan.depth, plan.mode, plan.filter)
     search_seconds = time.perf_counter() - started
@@ -184,6 +198,21 @@ def score_labeled(idx: Index, labeled: _eval.LabeledSet, plan: EvalPlan) -> Eval
         search_seconds=round(search_seconds, 3),
         calibration=calibration,
     )
+
+
+def _check_stored_calibration(idx: Index, plan: EvalPlan) -> None:
+    """Refuse a P threshold that would read P(relevant) from a calibration the index lacks:
+    every chunk would count as P = 0 and every selection would be empty."""
+    if not (plan.budgets and plan.stored_calibration and isinstance(plan.stop, float)):
+        return
+    mode = plan.mode or idx.settings.default_mode
+    if idx.calibration(mode) is None:
+        raise ConfigError(
+            f"stop={plan.stop:g} with the stored calibration needs P(relevant) for mode "
+            f"{mode}, and index {idx.path} stores no calibration for it: run `ctxselect "
+            f"tune --index {idx.path} --queries ... --qrels ...` first, or drop "
+            "--stored-calibration to calibrate out of sample on these labels"
+        )
 
 
 def ranked_documents(

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,6 +240,8 @@ def evaluate_corpus(
     with open_index(folder, embedder=None if isinstance(embedder, str) else embedder) as idx:
         _check_dense(idx, mode)
         labeled = _labeled_set(idx, corpus, (queries, qrels, spans), report.skipped)
+        if run_out:  # before the ranking, not after it: a TREC run cannot hold these ids
+            _check_run_ids(labeled.queries, () if plan.filter else idx.table.doc_ids, run_out)
         scores = score_labeled(idx, labeled, plan)
     if run_out:
         _eval.write_trec_run(run_out, scores.run, tag=f"ctxselect-{mode}", k=plan.depth)
@@ -294,6 +296,20 @@ def _labeled_set(
     doc_ids = set(idx.table.doc_ids)
     labeled = _eval.load_labeled_set(*files, doc_ids, lambda d: len(idx.get_document(d).text))
     return with_empty_documents(labeled, corpus, doc_ids, skipped.get("empty", 0))
+
+
+def _check_run_ids(qids: Collection[str], doc_ids: Sequence[str], run_out: _Path) -> None:
+    """Refuse ``--run-out`` up front when a query or document id holds whitespace, which
+    a whitespace-separated TREC run cannot hold."""
+    for what, ids in (("query", qids), ("document", doc_ids)):
+        spaced = sorted({i for i in ids if not i or any(ch.isspace() for ch in i)})
+        if spaced:
+            raise ConfigError(
+                f"cannot write the TREC run {os.fspath(run_out)}: {len(spaced)} {what} ids "
+                f"hold whitespace (e.g. {spaced[0]!r}), and TREC runs separate fields by "
+                f"whitespace: rename those {what} ids, or leave --run-out out (--per-query "
+                "writes JSON lines, which can hold any id)"
+            )
 
 
 def _check_dense(idx: Index, mode: str) -> None:

@@ -34,8 +34,10 @@ class InspectingReader(SearchingReader):
         manifest = self.settings
         settings = {
             **manifest.describe(),
-            "calibration": _calibration.summary(manifest.calibration),
-            "stop_auto": _calibration.describe_auto(manifest.calibration, self.modes()),
+            "calibration": _calibration.summary(manifest.calibration, manifest.scoring()),
+            "stop_auto": _calibration.describe_auto(
+                manifest.calibration, self.modes(), manifest.scoring()
+            ),
         }
         if manifest.embedder is not None:  # how a chunk over the model's limit is embedded
             dense = manifest.embedder

@@ -111,7 +111,7 @@ class SearchingReader(FilteredReader):
         settings = self.settings
         read_from, found = self._calibrations
         if read_from is not settings:
-            found = _calibration.calibrations(settings.calibration)
+            found = _calibration.calibrations(settings.calibration, settings.scoring())
             self._calibrations = (settings, found)
         return found.get(str(mode or settings.default_mode))
 

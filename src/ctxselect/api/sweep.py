@@ -358,6 +358,7 @@ __all__ = [
     "MemoCounter",
     "StopPlan",
     "measure_budgets",
+    "no_recommendation",
     "plan_stop",
     "run_sweep",
     "selection_depth",
@@ -370,3 +371,9 @@ __all__ = [
 def sweep_tables(report: SweepReport) -> str:
     """The sweep's tables in the lab's layout (what ``tables.txt`` holds)."""
     return _eval.sweep_tables(report)
+
+
+def no_recommendation(report: SweepReport) -> str:
+    """Why the sweep recommends no budget ("" when it does): no selection at any swept
+    budget holds a relevant document, so its knees are the smallest budget by default."""
+    return _eval.no_recommendation(report)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect import eval as _eval
+from ctxselect.api.calibrate import indexed_queries, too_few_error
 from ctxselect.api.fusion_candidates import (
     CONVEX_WEIGHTS,
     DEFAULT_METRIC,
@@ -315,6 +316,8 @@ def tune_index(
     with open_index(index, embedder=embedder) as idx:
         doc_ids = set(idx.store.doc_hashes())
         labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
+        if not indexed_queries(labeled, doc_ids):  # tuning on them would store noise
+            raise too_few_error(idx.path, labeled, doc_ids, 0, what="fusion tuning", need=2)
         hybrid = idx.local_retriever(HybridRetriever.mode)  # a served one has no pools
         if not isinstance(hybrid, HybridRetriever):
             raise ConfigError(f"mode hybrid of index {idx.path} is not a hybrid retriever")

@@ -177,6 +177,10 @@ class Calibration:
         net_value: Mean net value per labeled query at ``threshold``, in tokens.
         net_value_se: Its standard error.
         threshold_rule: How ``threshold`` was chosen, in words.
+        scoring: The index settings its scores were made with
+            (``ctxselect.manifest.Manifest.scoring``; empty: written before they were
+            recorded). Once the index is re-chunked or re-weighted the fit no longer
+            describes its scores, so :func:`calibrations` sets it aside.
     """
 
     mode: str
@@ -199,6 +203,7 @@ class Calibration:
     net_value: float = 0.0
     net_value_se: float = 0.0
     threshold_rule: str = "cost model"
+    scoring: str = ""
 
     def to_manifest(self) -> dict[str, Any]:
         """Return the JSON-able form the manifest keeps."""
@@ -226,17 +231,29 @@ class Calibration:
         return made if ok else None
 
 
-def calibrations(stored: Mapping[str, Any] | None) -> dict[str, Calibration]:
+def calibrations(
+    stored: Mapping[str, Any] | None, scoring: str | None = None
+) -> dict[str, Calibration]:
     """Return the calibrations an index manifest stores (``Manifest.calibration``), by
-    mode (unreadable ones skipped)."""
+    mode (unreadable ones skipped, and, given the index's ``scoring``
+    (``Manifest.scoring``), those fitted on scores of other settings: :func:`stale`)."""
     if not isinstance(stored, Mapping):
         return {}
     out = {}
     for mode, data in stored.items():
         made = Calibration.from_manifest(data) if isinstance(data, Mapping) else None
-        if made is not None:
+        if made is not None and not (scoring and made.scoring and made.scoring != scoring):
             out[str(mode)] = made
     return out
+
+
+def stale(stored: Mapping[str, Any] | None, scoring: str) -> dict[str, str]:
+    """mode -> the settings a stored calibration was fitted with, for each one whose
+    settings are no longer the index's ``scoring``: its P(relevant) would describe
+    other chunks or weights, so ``stop="auto"`` uses the uncalibrated rule until
+    ``tune`` runs again."""
+    every = calibrations(stored)
+    return {m: c.scoring for m, c in every.items() if c.scoring and c.scoring != scoring}
 
 
 def with_p(hits: Sequence[Hit], calibration: Calibration | None) -> list[Hit]:
@@ -247,9 +264,11 @@ def with_p(hits: Sequence[Hit], calibration: Calibration | None) -> list[Hit]:
     return [replace(h, p_relevant=round(p, 6)) for h, p in zip(hits, ps, strict=True)]
 
 
-def summary(stored: Mapping[str, Any] | None) -> dict[str, dict[str, float | int]]:
-    """Per calibrated mode of ``stored`` (``Manifest.calibration``), what ``ctxselect
-    info`` shows: reliability and threshold."""
+def summary(
+    stored: Mapping[str, Any] | None, scoring: str | None = None
+) -> dict[str, dict[str, float | int]]:
+    """Per calibrated mode of ``stored`` (``Manifest.calibration``; stale ones left out,
+    see :func:`calibrations`), what ``ctxselect info`` shows: reliability and threshold."""
     return {
         mode: {
             "ece": c.ece,
@@ -258,25 +277,39 @@ def summary(stored: Mapping[str, Any] | None) -> dict[str, dict[str, float | int
             "turns": c.turns,
             "cache_factor": c.cache_factor,
         }
-        for mode, c in calibrations(stored).items()
+        for mode, c in calibrations(stored, scoring).items()
     }
 
 
-def describe_auto(stored: Mapping[str, Any] | None, modes: Sequence[str]) -> dict[str, str]:
+def describe_auto(
+    stored: Mapping[str, Any] | None, modes: Sequence[str], scoring: str | None = None
+) -> dict[str, str]:
     """Say, per mode, what ``stop="auto"`` does on an index calibrated as ``stored``
-    (``Manifest.calibration``; ``ctxselect info`` shows it)."""
-    found = calibrations(stored)
+    (``Manifest.calibration``) whose settings are ``scoring`` (``ctxselect info`` shows
+    it)."""
+    found = calibrations(stored, scoring)
+    old = stale(stored, scoring) if scoring else {}
     out = {}
     for mode in modes:
         cal = found.get(mode)
-        out[mode] = (
-            f"calibrated: keep a chunk of n tokens while P(relevant) >= {cal.threshold:.3f} "
-            f"x (n / {cal.chunk_tokens:.0f}) x (1 + the relevant chunks expected above) "
-            f"(out-of-sample ECE {cal.ece:.3f}, {cal.n_queries} queries)"
-            if cal is not None
-            else "uncalibrated: cut at the largest score gap among the top 20 "
-            "(run `ctxselect tune` to calibrate)"
-        )
+        if cal is not None:
+            out[mode] = (
+                f"calibrated: keep a chunk of n tokens while P(relevant) >= "
+                f"{cal.threshold:.3f} x (n / {cal.chunk_tokens:.0f}) x (1 + the relevant "
+                f"chunks expected above) (out-of-sample ECE {cal.ece:.3f}, "
+                f"{cal.n_queries} queries)"
+            )
+        elif mode in old:
+            out[mode] = (
+                f"uncalibrated: cut at the largest score gap among the top 20; the stored "
+                f"calibration was fitted with {old[mode]}, and the index now has "
+                f"{scoring} (run `ctxselect tune` again to calibrate)"
+            )
+        else:
+            out[mode] = (
+                "uncalibrated: cut at the largest score gap among the top 20 "
+                "(run `ctxselect tune` to calibrate)"
+            )
     return out
 
 

@@ -99,7 +99,7 @@ from ctxselect.eval.ranking import (
     strictly_decreasing,
 )
 from ctxselect.eval.report_html import render_html, write_sweep_files
-from ctxselect.eval.report_text import KNEE_RULE, sweep_tables
+from ctxselect.eval.report_text import KNEE_RULE, no_recommendation, sweep_tables
 from ctxselect.eval.results import (
     RESULTS_FILE,
     STOP_FOLDS,
@@ -218,6 +218,7 @@ __all__ = [
     "load_qrels",
     "make_grid",
     "marginal_recall",
+    "no_recommendation",
     "note_empty_documents",
     "overall_knee",
     "parse_budget_metric",

@@ -1,8 +1,9 @@
-"""Read queries: BEIR ``queries.jsonl``, the lab's labeled JSONL, and a BEIR split folder."""
+"""Read queries: BEIR ``queries.jsonl``, TSV queries, lab JSONL, and a BEIR split folder."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from ctxselect.eval.qrels_io import load_qrels
 from ctxselect.types import Qrels
 
 _QUERY_EXPECTED = 'a JSON object {"_id": "<query id>", "text": "<query text>"}'
+_TSV_EXPECTED = "a TSV line '<query id><TAB><query text>'"
+_TSV_HEADER_IDS = ("_id", "id", "qid", "query-id", "query_id")
 _LABELED_EXPECTED = (
     'a JSON object {"query": "<text>", "label": "<doc id or its leading part>"} '
     '(optional "qid": "<id>")'
@@ -47,28 +50,58 @@ def _text_field(record: dict[str, Any], key: str, *, ids: bool = False) -> str |
     return None
 
 
+def is_tsv_queries(path: PathLike) -> bool:
+    """Tell whether a queries file is TSV (``qid<TAB>text``): its first line is not a JSON
+    object and holds a tab.
+
+    Raises:
+        InputError: The file is missing or unreadable.
+    """
+    for _, line in read_lines(path, "queries"):
+        return not line.lstrip().startswith("{") and "\t" in line
+    return False
+
+
+def _tsv_records(path: PathLike) -> Iterator[tuple[int, str, str | None, str | None]]:
+    """(line number, line, qid, text) of a TSV queries file; a header line is skipped."""
+    for index, (number, line) in enumerate(read_lines(path, "queries")):
+        qid, _, text = line.partition("\t")
+        if index == 0 and qid.strip().lower() in _TSV_HEADER_IDS:
+            continue
+        yield number, line, qid.strip() or None, text.strip() or None
+
+
 def read_queries(path: PathLike) -> dict[str, str]:
-    """Read BEIR ``queries.jsonl``: one ``{"_id", "text"}`` object per line.
+    """Read BEIR ``queries.jsonl`` (one ``{"_id", "text"}`` object per line), or TSV queries
+    (``qid<TAB>text`` per line, as MS MARCO ships them; a header line is skipped).
 
     Returns:
         qid -> query text, in file order.
 
     Raises:
-        InputError: A line is not such an object, or a query id repeats.
+        InputError: A line is not such an object (or TSV line), or a query id repeats.
     """
     queries: dict[str, str] = {}
-    for number, line in read_lines(path, "queries"):
-        record = _json_object(path, number, line, _QUERY_EXPECTED)
-        qid = _text_field(record, "_id", ids=True)
-        text = _text_field(record, "text")
+    for number, line, qid, text in _query_records(path):
         if qid is None or text is None:
-            raise line_error(path, number, _QUERY_EXPECTED, line)
+            expected = _TSV_EXPECTED if is_tsv_queries(path) else _QUERY_EXPECTED
+            raise line_error(path, number, expected, line)
         if qid in queries:
             raise InputError(
                 f"{path!s}:{number}: query id {qid!r} appears twice: ids must be unique"
             )
         queries[qid] = text
     return queries
+
+
+def _query_records(path: PathLike) -> Iterator[tuple[int, str, str | None, str | None]]:
+    """(line number, line, qid, text) of a BEIR JSONL or TSV queries file."""
+    if is_tsv_queries(path):
+        yield from _tsv_records(path)
+        return
+    for number, line in read_lines(path, "queries"):
+        record = _json_object(path, number, line, _QUERY_EXPECTED)
+        yield number, line, _text_field(record, "_id", ids=True), _text_field(record, "text")
 
 
 def read_labeled(path: PathLike) -> list[LabeledQuery]:
@@ -108,7 +141,10 @@ def is_labeled_file(path: PathLike) -> bool:
         InputError: The file is missing, unreadable or its first line is not a JSON object.
     """
     for number, line in read_lines(path, "queries"):
-        record = _json_object(path, number, line, f"{_QUERY_EXPECTED} or {_LABELED_EXPECTED}")
+        if not line.lstrip().startswith("{") and "\t" in line:
+            return False  # TSV queries: qid<TAB>text
+        expected = f"{_QUERY_EXPECTED}, {_LABELED_EXPECTED} or {_TSV_EXPECTED}"
+        record = _json_object(path, number, line, expected)
         return "label" in record and "_id" not in record
     return False
 

@@ -46,8 +46,35 @@ def describe(report: SweepReport) -> str:
     return line + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def no_recommendation(report: SweepReport) -> str:
+    """Why no budget can be recommended ("" when one can): no fill-to-budget selection at
+    any swept budget holds a relevant document, so every knee is the smallest budget by
+    default, not by measurement."""
+    fill = [c for c in report.curves if c.stop == "none"] or list(report.curves)
+    if any(c.knee.best_recall > 0 for c in fill):
+        return ""
+    budgets = report.grid.budgets
+    swept = f"{min(budgets):,} to {max(budgets):,}" if len(budgets) > 1 else f"{budgets[0]:,}"
+    m = report.recommended.metric
+    if all(p.chunks == 0 for c in fill for p in c.points):
+        smallest = min((p.mean_chunk_tokens for p in report.sizes), default=0.0)
+        why = (
+            "no selection holds any chunk: each budget is smaller than a chunk with its "
+            f"framing (chunks average {smallest:.0f} tokens at the smallest size swept)"
+        )
+    else:
+        why = "no selected chunk is relevant"
+    return (
+        f"no budget to recommend: at every budget swept ({swept} tokens) {m}@Bt is 0 in "
+        f"every configuration, because {why}: sweep larger budgets (e.g. 500,1000,2000,4000)"
+    )
+
+
 def recommendation(report: SweepReport) -> str:
     """One sentence: the recommended configuration and budget, and why."""
+    refused = no_recommendation(report)
+    if refused:
+        return f"{refused[0].upper()}{refused[1:]}."
     knee = report.recommended
     m = knee.metric
     if knee.at_edge:
@@ -73,12 +100,22 @@ def recommendation(report: SweepReport) -> str:
 
 def stopping_note(report: SweepReport) -> str:
     """Say which stop rules were measured and how they were calibrated."""
+    how = (
+        "no P(relevant) model: auto cuts at the largest score gap"
+        if report.stop_calibration.startswith("uncalibrated")
+        else "each query's P(relevant) from a model fitted on the other folds' queries, "
+        "threshold from the cost model"
+    )
+    used = (
+        "the knee and the recommendation use the fill-to-budget curves"
+        if "none" in report.grid.stops
+        else "no fill-to-budget curve was swept (add none to --stops), so the knee and the "
+        "recommendation use these curves"
+    )
     return (
         f"Stop rules {', '.join(report.grid.stops)}; calibration {report.stop_calibration} "
-        "(each query's P(relevant) from a model fitted on the other folds' queries, "
-        "threshold from the cost model). Their rows are `.../stop-<rule>`: tokens used is the "
-        "mean a selection sent, at most the budget; the knee and the recommendation use the "
-        "fill-to-budget curves."
+        f"({how}). Their rows are `.../stop-<rule>`: tokens used is the mean a selection "
+        f"sent, at most the budget; {used}."
     )
 
 
@@ -107,7 +144,7 @@ def sweep_tables(report: SweepReport, markdown: bool = False) -> str:
         recommendation(report),
         "",
         f"Trade-off ({report.recommended_configuration}):",
-        *(f"  {line}" for line in report.trade_offs),
+        *(f"  {line}" for line in report.trade_offs or ["one budget swept: nothing to weigh"]),
         "",
         f"Cost of {report.recommended_configuration} over {report.turns} turns at cache "
         f"factor c = {report.cache_factor:g}, knee {report.recommended.budget}. {COST_RULE}",

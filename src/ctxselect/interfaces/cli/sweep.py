@@ -7,6 +7,7 @@ import click
 from ctxselect import config
 from ctxselect.api import evaluate
 from ctxselect.api import sweep as sweeps
+from ctxselect.errors import ConfigError
 from ctxselect.interfaces.cli import render_measure
 from ctxselect.interfaces.cli.group import (
     choices,
@@ -173,6 +174,9 @@ def sweep(
         plots=not no_plots,
         progress=progress_enabled(),
     )
+    refused = sweeps.no_recommendation(report)
+    if recommend and refused:  # the results are written: only the recommendation fails
+        raise ConfigError(f"{refused} (what was measured is kept in {report.out})")
     if recommend:
         data = render_measure.recommendation_data(report)
         emit_json(data) if as_json else click.echo(data["budget"])
