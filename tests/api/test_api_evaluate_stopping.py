@@ -91,8 +91,9 @@ def test_too_few_labeled_queries_fall_back_to_the_uncalibrated_rule(labeled, tmp
     data = {**labeled, "qrels": qrels}
     result = evaluate(data, stop="auto")
     assert result.calibration.startswith("uncalibrated rule (4 labeled queries")
-    with pytest.raises(ConfigError, match="needs a calibrated P"):
+    with pytest.raises(ConfigError, match="needs a calibrated P") as refused:
         evaluate(data, stop=0.3)
+    assert "eval --stop, sweep --stops" in str(refused.value), "each command's own flag"
 
 
 def sweep(data, out, stops):

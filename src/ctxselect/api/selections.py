@@ -167,7 +167,7 @@ def _fold_thresholds(
 def _stop_error(rule: float, why: str) -> ConfigError:
     return ConfigError(
         f"stop={rule:g} needs a calibrated P(relevant) and none can be fitted out of sample "
-        f"({why}): label more queries, or use --stop auto or --stop none"
+        f"({why}): label more queries, or stop by auto or none instead (eval --stop, sweep --stops)"
     )
 
 
