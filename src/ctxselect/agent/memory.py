@@ -1,8 +1,10 @@
 """What a session remembers: each chunk it received, in which call, and which version.
 
-A chunk counts as received only while its text is the version that was sent (its
-:data:`~ctxselect.agent.spans.Fingerprint`), so a chunk changed by re-indexing is new
-material again. :class:`~ctxselect.agent.sessions.Sessions` keeps one
+A chunk counts as received while its text is a version that was sent: the same chunk
+unchanged (its :data:`~ctxselect.agent.spans.Fingerprint`), or any chunk of the same
+document with exactly the text the session received. So a chunk changed by re-indexing is
+new material again, while one that only moved (a line added above it, a chunk split off
+before it) is not sent twice. :class:`~ctxselect.agent.sessions.Sessions` keeps one
 :class:`SessionState` per session key and forgets the least recently used.
 """
 
@@ -26,27 +28,45 @@ class Delivered:
 
 @dataclass(slots=True)
 class SessionState:
-    """One session: its calls, the tokens its results cost, the chunks and blocks it got."""
+    """One session: its calls, the tokens its results cost, the chunks and blocks it got.
+
+    ``delivered`` maps each chunk id sent to when and which version; ``texts`` maps each
+    (document, hash of a chunk's text) sent to when, so a chunk with another id or other
+    offsets but that text is known too.
+    """
 
     calls: int = 0
     tokens: int = 0
     delivered: dict[str, Delivered] = field(default_factory=dict)
+    texts: dict[tuple[str, int], Delivered] = field(default_factory=dict)
     grepped: Grepped = field(default_factory=dict)
 
-    def has(self, spans: DocSpans, chunk_id: str) -> bool:
-        """Whether the session received this version of a live chunk."""
+    def sent(self, spans: DocSpans, chunk_id: str) -> Delivered | None:
+        """When the session received the current text of live chunk ``chunk_id`` (None:
+        it did not, or the text changed since)."""
+        now = spans.fingerprint(chunk_id)
         seen = self.delivered.get(chunk_id)
-        return seen is not None and seen.fingerprint == spans.fingerprint(chunk_id)
+        if seen is not None and seen.fingerprint == now:
+            return seen
+        return self.texts.get((now[0], now[3]))
+
+    def has(self, spans: DocSpans, chunk_id: str) -> bool:
+        """Whether the session received the current text of a live chunk."""
+        return self.sent(spans, chunk_id) is not None
 
     def known(self, spans: DocSpans, hits: Sequence[Hit]) -> dict[str, Delivered]:
-        """Hits the session received whose text has not changed since."""
-        ids = [h.chunk_id for h in hits if self.has(spans, h.chunk_id)]
-        return {c: self.delivered[c] for c in ids}
+        """Hits whose current text the session received, and when."""
+        found = {h.chunk_id: self.sent(spans, h.chunk_id) for h in hits}
+        return {c: seen for c, seen in found.items() if seen is not None}
 
-    def received(self, spans: DocSpans) -> set[str]:
-        """Every live chunk the session received whose text has not changed since."""
+    def received(self, spans: DocSpans) -> dict[str, Delivered]:
+        """Every live chunk whose current text the session received, and when."""
         live = spans.index.table.row_of
-        return {c for c in self.delivered if c in live and self.has(spans, c)}
+        ids = [c for c in self.delivered if c in live]
+        docs = {doc for doc, _ in self.texts}
+        ids += [c for doc in docs for c in spans.chunks_of(doc)]
+        found = {c: self.sent(spans, c) for c in dict.fromkeys(ids)}
+        return {c: seen for c, seen in found.items() if seen is not None}
 
     def deliver(
         self,
@@ -61,4 +81,6 @@ class SessionState:
         self.tokens += tokens
         chunk_ids = [c for span in sent for c in spans.covered(*span)]
         for chunk_id in dict.fromkeys([*chunk_ids, *ids]):
-            self.delivered[chunk_id] = Delivered(call, spans.fingerprint(chunk_id))
+            made = Delivered(call, spans.fingerprint(chunk_id))
+            self.delivered[chunk_id] = made
+            self.texts[(made.fingerprint[0], made.fingerprint[3])] = made

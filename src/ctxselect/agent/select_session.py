@@ -38,7 +38,7 @@ def select_context(
     calls = {c: seen.call for c, seen in known.items()}
     plain = ask.select(index, hits, budget)
     refs = spans.references(plain, hits, calls, budget)
-    received = set() if refresh else state.received(spans)  # hits or not
+    received = set() if refresh else set(state.received(spans))  # hits or not
     left = budget - sum(r.tokens for r in refs)
     selection = new_material(
         spans, ask, hits, known, left, received=received, detail=detail, promote=promote

@@ -186,7 +186,7 @@ class Sessions:
         as references, blocks sent count as received (:mod:`~ctxselect.agent.grep_session`)."""
         with self._lock:
             state = self._state(session)
-            had = {c: state.delivered[c].call for c in state.received(self.spans)}
+            had = {c: seen.call for c, seen in state.received(self.spans).items()}
             seen = SeenText(self.index, had, state.grepped)
             result = seen.grep(pattern, options, self.meter, state.calls + 1, state.tokens)
             sent = [(b.doc_id, b.start, b.end) for b in result.blocks]
@@ -203,7 +203,7 @@ class Sessions:
         with self._lock:
             chunk = lookups.find_chunk(self.index, chunk_id)
             state = self._state(session)
-            seen = state.delivered.get(chunk_id)
+            seen = state.sent(self.spans, chunk_id)
             note = f"already provided in call {seen.call}; sent again as asked" if seen else ""
             size = len(self.index.get_document(chunk.doc_id).text)
             return read_passage(

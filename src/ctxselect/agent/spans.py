@@ -48,8 +48,8 @@ class DocSpans:
         row = table.row_of[chunk_id]
         return (table.doc_ids[row], table.starts[row], table.ends[row], hash(table.texts[row]))
 
-    def covered(self, doc_id: str, start: int, end: int) -> tuple[str, ...]:
-        """Return the ids of the chunks lying wholly inside ``[start, end)``, in order."""
+    def _doc_rows(self, doc_id: str) -> list[int]:
+        """The rows of ``doc_id``'s chunks, in text order (all documents mapped at once)."""
         table = self._current()
         if self._rows is None:
             rows: dict[str, list[int]] = {}
@@ -58,11 +58,23 @@ class DocSpans:
             for doc_rows in rows.values():
                 doc_rows.sort(key=lambda r: table.starts[r])
             self._rows = rows
+        return self._rows.get(doc_id, [])
+
+    def covered(self, doc_id: str, start: int, end: int) -> tuple[str, ...]:
+        """Return the ids of the chunks lying wholly inside ``[start, end)``, in order."""
+        rows = self._doc_rows(doc_id)
+        table = self._current()
         return tuple(
             table.chunk_ids[r]
-            for r in self._rows.get(doc_id, [])
+            for r in rows
             if start <= table.starts[r] and table.ends[r] <= end and table.ends[r] > start
         )
+
+    def chunks_of(self, doc_id: str) -> tuple[str, ...]:
+        """Return the ids of ``doc_id``'s live chunks, in text order."""
+        rows = self._doc_rows(doc_id)
+        table = self._current()
+        return tuple(table.chunk_ids[r] for r in rows)
 
     def lines(self, doc_id: str, start: int, end: int) -> tuple[int, int]:
         """Return the 1-based first and last line of ``[start, end)`` in the document."""
