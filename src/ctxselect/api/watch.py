@@ -18,7 +18,8 @@ from typing import Any
 
 from ctxselect.api.write import PathArg, index_paths
 from ctxselect.api.write_inputs import existing_roots, path_list
-from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL, resolve_index_dir
+from ctxselect.api.write_inputs import index_location as _index_location  # shared with write
+from ctxselect.config import DEFAULT_WATCH_INTERVAL, WATCH_INTERVAL
 from ctxselect.errors import (
     ConfigError,
     CtxselectError,
@@ -30,7 +31,6 @@ from ctxselect.errors import (
 from ctxselect.index.watch import Fingerprint, fingerprint
 from ctxselect.manifest import Manifest
 from ctxselect.stores import open_store
-from ctxselect.stores.open import split_uri
 from ctxselect.types import IndexReport
 
 
@@ -44,20 +44,6 @@ def _roots_of(folder: str) -> list[str]:
         return list(Manifest.from_dict(store.read_manifest(), index=folder).roots)
     finally:
         store.close()
-
-
-def _index_location(index: str) -> tuple[str, str]:
-    """(the index as the store opens it, the folder the scan skips: "" for none).
-
-    A folder becomes absolute, so a change of working directory cannot move it, and
-    the scan leaves it out (every run changes it). A remote index (``milvus://...``) is
-    a URI, not a path: it is kept as given and no folder is skipped.
-    """
-    scheme, location = split_uri(index)
-    if scheme != "file":
-        return index, ""
-    folder = os.path.abspath(location)
-    return folder, folder
 
 
 @contextlib.contextmanager
@@ -181,7 +167,7 @@ def watch_paths(
     WATCH_INTERVAL.check(interval)  # NaN or inf would spin or never scan again
     max_runs = check_max_runs(max_runs)
     asked = path_list(paths)  # one str is one path, not its letters
-    folder, skip = _index_location(resolve_index_dir(index))
+    folder, skip = _index_location(index)
     runner = _Runner(folder, options, on_report, on_error or _say_on_stderr)
     resolved = [str(Path(p).resolve()) for p in asked]
     with _stop_on_ctrl_c() as stop:

@@ -121,11 +121,17 @@ def index_paths(
     parallel = _parallel.executor_for(executor, workers, ray_address)
     asked = [str(Path(p).resolve()) for p in _inputs.path_list(paths)]
     _inputs.check_settings(chunk, bm25, embedder)
+    skip = _inputs.index_location(index)[1]  # an index under a root is no document
+    _inputs.check_outside_index(asked, skip, "index")
     early: list[_ingest.IngestResult] = []
 
     def load(roots: list[str]) -> _ingest.IngestResult:
         return _ingest.load_paths(
-            roots, max_bytes=max_bytes, progress=progress, follow_symlinks=follow_symlinks
+            roots,
+            max_bytes=max_bytes,
+            progress=progress,
+            follow_symlinks=follow_symlinks,
+            skip=[skip] if skip else [],
         )
 
     def before_create(uri: str) -> None:  # a new index: nothing is made unless this loads
@@ -220,6 +226,8 @@ def add_paths(
     """
     started = time.perf_counter()
     paths = _inputs.path_list(paths)
+    skip = _inputs.index_location(index)[1]  # an index under a root is no document
+    _inputs.check_outside_index(paths, skip, "add")
     early: list[_ingest.IngestResult] = []
 
     def load(roots: list[str]) -> _ingest.IngestResult:
@@ -229,6 +237,7 @@ def add_paths(
             progress=progress,
             follow_symlinks=follow_symlinks,
             within=roots or None,
+            skip=[skip] if skip else [],
         )
         problem = loaded.report.named_failure([os.fspath(p) for p in paths])
         if problem:
@@ -275,12 +284,14 @@ def remove_documents(
     with _session.writing(index, wait, create=False) as store:
         known = store.doc_hashes(list(doc_ids))
         missing = [d for d in doc_ids if d not in known]
-        if missing:
-            raise _NotFound(
-                f"no document {', '.join(map(repr, missing))} in index {store.uri}: "
-                f"nothing was removed; document ids are listed by `ctxselect search`"
-            )
         roots = list(_sync.read_manifest(store).roots)
+        if missing:
+            hint = _inputs.unknown_ids_hint(missing, list(store.doc_hashes()), roots)
+            raise _NotFound(
+                f"no document{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                f"in index {store.uri}, so "
+                f"nothing was removed: {hint}"
+            )
         plan, compacted = _sync.apply(
             store,
             [],

@@ -9,6 +9,7 @@ empty or repeated ``doc_id``, text that is not valid UTF-8) are refused by name.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -17,10 +18,13 @@ from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect.api.modes import NO_EMBEDDER
 from ctxselect.api.sync import read_manifest
-from ctxselect.config import BM25Params, ChunkSpec
+from ctxselect.config import BM25Params, ChunkSpec, resolve_index_dir
 from ctxselect.errors import ConfigError, InputError, UnknownNameError
+from ctxselect.ingest.files import base_folder
 from ctxselect.ingest.text import content_hash
+from ctxselect.ingest.walk import inside
 from ctxselect.stores import Store
+from ctxselect.stores.open import split_uri
 from ctxselect.types import Document
 
 PathArg = str | os.PathLike[str]
@@ -206,6 +210,47 @@ def check_settings(chunk: Any, bm25: Any, embedder: object = None) -> None:
         _chunk.make_chunker(chunk)
 
 
+def index_location(index: PathArg | None) -> tuple[str, str]:
+    """(the index as the store opens it, the folder a scan skips: "" for none).
+
+    A folder becomes absolute, so a change of working directory cannot move it, and a
+    scan of a root holding it leaves it out: every write changes it and nothing in it
+    is a document. A remote index (``milvus://...``) is a URI, not a path: it is kept as
+    given and no folder is skipped.
+
+    Raises:
+        ConfigError: ``index`` is not a path, or a ``file:`` URI naming another host.
+    """
+    uri = resolve_index_dir(index)
+    scheme, location = split_uri(uri)
+    if scheme != "file":
+        return uri, ""
+    folder = os.path.abspath(location)
+    return folder, folder
+
+
+def check_outside_index(paths: Sequence[PathArg], folder: str, verb: str) -> None:
+    """Refuse a path that is the index ``folder`` itself or lies inside it.
+
+    Such a path holds the index's own files, never documents; named as a root it would
+    also replace the index's roots, so the write would remove every document.
+
+    Raises:
+        InputError: Naming the path and the index folder, before anything is written.
+    """
+    if not folder:
+        return  # a remote index has no folder here
+    real = [os.path.realpath(folder)]
+    for path in paths:
+        if inside(os.path.realpath(path), real):
+            raise InputError(
+                f"cannot {verb} {os.fspath(path)!r}: it is the index folder {folder} or lies "
+                f"inside it, which holds the index's own files, not documents, so nothing was "
+                f"changed: name the folders that hold your files (`ctxselect {verb} PATH... "
+                f"--index {folder}`)"
+            )
+
+
 def recorded_roots(store: Store) -> list[str]:
     """The roots a re-scan walks: the index's own, each still there.
 
@@ -230,3 +275,42 @@ def existing_roots(roots: list[str], uri: str) -> list[str]:
             f"named are removed)"
         )
     return roots
+
+
+def unknown_ids_hint(missing: Sequence[str], known: Sequence[str], roots: Sequence[str]) -> str:
+    """How to name the documents ``missing`` meant: the ids they stand for, when that can be
+    told (a path to the file, a near spelling), and what the index's ids look like.
+
+    Args:
+        missing: Ids the index lacks.
+        known: Every id the index holds.
+        roots: The index's roots (ids of files are paths relative to their common folder).
+    """
+    base = base_folder(roots) if roots else ""
+    held = set(known)
+    meant = [m for m in dict.fromkeys(_meant(d, held, base) for d in missing) if m]
+    asked = f"did you mean {', '.join(map(repr, meant))}? " if meant else ""
+    if not held:
+        return f"{asked}the index holds no documents yet"
+    examples = ", ".join(map(repr, sorted(held)[:3]))
+    if not base:
+        return (
+            f"{asked}document ids are the doc_id each document was added with, such as {examples}"
+        )
+    return (
+        f"{asked}document ids are file paths relative to {base} (the index's roots' folder; "
+        f"a BEIR record's id is its _id), such as {examples}"
+    )
+
+
+def _meant(doc_id: str, held: set[str], base: str) -> str:
+    """The id of ``held`` that ``doc_id`` most likely stands for, or "" if none is close."""
+    as_id = os.path.normpath(doc_id.replace("\\", "/")).replace(os.sep, "/")
+    if base and not as_id.startswith("/"):  # relative to here, as a shell completes a path
+        as_id = os.path.relpath(os.path.abspath(doc_id), base).replace(os.sep, "/")
+    elif base:
+        as_id = os.path.relpath(as_id, base).replace(os.sep, "/")
+    if as_id in held:
+        return as_id
+    close = difflib.get_close_matches(doc_id, sorted(held), n=1)
+    return close[0] if close else ""

@@ -13,7 +13,7 @@ from ctxselect.ingest.executor import (
     executor_names,
     make_executor,
 )
-from ctxselect.ingest.files import DEFAULT_MAX_BYTES, keep_rescannable, load_paths
+from ctxselect.ingest.files import DEFAULT_MAX_BYTES, base_folder, keep_rescannable, load_paths
 from ctxselect.ingest.ray_executor import RayExecutor
 from ctxselect.ingest.report import IngestReport, IngestResult
 from ctxselect.ingest.text import content_hash, normalize
@@ -28,6 +28,7 @@ __all__ = [
     "IngestResult",
     "LocalExecutor",
     "RayExecutor",
+    "base_folder",
     "check_workers",
     "content_hash",
     "diff_documents",

@@ -48,6 +48,7 @@ def load_paths(
     progress: bool = False,
     follow_symlinks: bool = False,
     within: Sequence[PathArg] | None = None,
+    skip: Sequence[PathArg] = (),
 ) -> IngestResult:
     """Load files, folders and BEIR corpora as normalised Documents sorted by ``doc_id``.
 
@@ -67,6 +68,8 @@ def load_paths(
         progress: Show a tqdm progress bar on stderr (pass ``sys.stderr.isatty()``).
         follow_symlinks: Read through symlinks that lead outside ``within`` too.
         within: The folders (or files) symlinks must stay inside; default: ``paths``.
+        skip: Folders never entered, whatever their name or the link leading to them
+            (counted as ignored): the index being written, when it lies under a root.
 
     Returns:
         The documents and an :class:`IngestReport` of what was skipped and why.
@@ -81,8 +84,14 @@ def load_paths(
     roots = _check_roots(paths)
     tally = Tally()
     limits = roots if within is None else [os.fspath(p) for p in within]
-    scanner = Scanner(tally, max_bytes, within=limits, follow_symlinks=follow_symlinks)
-    base = _base_folder([os.path.abspath(r) for r in roots])
+    scanner = Scanner(
+        tally,
+        max_bytes,
+        within=limits,
+        follow_symlinks=follow_symlinks,
+        skip=[os.fspath(p) for p in skip],
+    )
+    base = base_folder([os.path.abspath(r) for r in roots])
     # roots reached through a link come last: a folder is walked once, in its real place
     for root in sorted(roots, key=lambda r: os.path.realpath(r) != os.path.abspath(r)):
         _scan_root(scanner, root, base)
@@ -115,7 +124,7 @@ def _check_roots(paths: PathArg | Iterable[PathArg]) -> list[str]:
     return roots
 
 
-def _base_folder(abs_roots: list[str]) -> str:
+def base_folder(abs_roots: Sequence[str]) -> str:
     """The folder doc ids are relative to: common parent of the roots (a file's is its folder)."""
     folders = [r if os.path.isdir(r) else os.path.dirname(r) for r in abs_roots]
     return os.path.commonpath(folders)
@@ -316,4 +325,11 @@ def _check_unique(docs: list[Document]) -> None:
             )
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "IngestReport", "IngestResult", "keep_rescannable", "load_paths"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "IngestReport",
+    "IngestResult",
+    "base_folder",
+    "keep_rescannable",
+    "load_paths",
+]

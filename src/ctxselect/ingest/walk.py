@@ -4,8 +4,9 @@ Rules, in order: hidden names (leading ``.``) are ignored; ``.gitignore`` files 
 and in every sub-folder apply with git semantics (deeper files override shallower ones,
 ``!`` re-includes, a file inside an ignored folder stays ignored); junk folders
 (``__pycache__``, ``node_modules``, ``*.egg-info``, virtualenvs) are ignored; a folder
-reached twice (symlink loops or two links to one folder) is entered once. A BEIR dataset
-folder contributes only its ``corpus.jsonl``.
+reached twice (symlink loops or two links to one folder) is entered once; the folders the
+scanner is told to skip (the index being written, when it lies under a root) are never
+entered, whatever their name. A BEIR dataset folder contributes only its ``corpus.jsonl``.
 
 Symlinks: one whose resolved target lies outside the roots is not followed unless the
 scanner is told to (``follow_symlinks``), and each one skipped is named in the report.
@@ -115,8 +116,14 @@ class Scanner:
         *,
         within: Sequence[str],
         follow_symlinks: bool = False,
+        skip: Sequence[str] = (),
     ) -> None:
-        """Scan for files; symlinks must resolve inside ``within`` unless ``follow_symlinks``."""
+        """Scan for files; symlinks must resolve inside ``within`` unless ``follow_symlinks``.
+
+        Folders in ``skip`` (those that exist) are left out wherever the walk meets them,
+        under any name or link, and counted as ignored: an index folder under a root
+        changes with every write and holds nothing to index.
+        """
         self.tally = tally
         self.max_bytes = max_bytes
         self.candidates: list[Candidate] = []
@@ -124,6 +131,7 @@ class Scanner:
         self._real_roots = [os.path.realpath(r) for r in within]
         self._visited: set[tuple[int, int]] = set()
         self._deferred: list[tuple[str, str, str, _Rules]] = []
+        self._skip = {key for key in map(_folder_key, skip) if key is not None}
 
     def add_file(self, path: str, doc_id: str, size: int, *, explicit: bool = False) -> None:
         """Queue one regular file for loading, or count it as unsupported / too large.
@@ -156,7 +164,9 @@ class Scanner:
             self.tally.unreadable.append((root, describe_os_error(exc)))
             return
         key = (st.st_dev, st.st_ino)
-        if key in self._visited and os.path.realpath(root) != os.path.abspath(root):
+        if key in self._skip or (
+            key in self._visited and os.path.realpath(root) != os.path.abspath(root)
+        ):
             self.tally.ignored += 1
             return
         self._visited.add(key)
@@ -171,10 +181,11 @@ class Scanner:
             except OSError as exc:
                 self.tally.unreadable.append((path, describe_os_error(exc, symlink=True)))
                 continue
-            if (st.st_dev, st.st_ino) in self._visited:
+            key = (st.st_dev, st.st_ino)
+            if key in self._visited or key in self._skip:
                 self.tally.ignored += 1
                 continue
-            self._visited.add((st.st_dev, st.st_ino))
+            self._visited.add(key)
             self._walk(path, rel, id_prefix, rules)
 
     def outside(self, path: str) -> bool:
@@ -231,7 +242,7 @@ class Scanner:
             return None
         if is_dir:
             key = (st.st_dev, st.st_ino)
-            if is_junk_dir(entry.name, entry.path) or key in self._visited:
+            if key in self._visited or key in self._skip or is_junk_dir(entry.name, entry.path):
                 self.tally.ignored += 1
                 return None
             if link and inside(os.path.realpath(entry.path), self._real_roots):
@@ -255,6 +266,15 @@ class Scanner:
             self.tally.unreadable.append((path, describe_os_error(exc)))
             return rules
         return (*rules, (rel, GitIgnoreSpec.from_lines(lines)))
+
+
+def _folder_key(path: str) -> tuple[int, int] | None:
+    """(device, inode) of folder ``path``, which names it under any path; None if absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # not made yet (a new index): there is nothing in it to skip
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _gitignored(rules: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:

@@ -26,9 +26,10 @@ from ctxselect.interfaces.cli.group import (
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.options import (
     DENSE_EXTRA,
-    chunk_options,
+    INDEX_DEFAULT,
     chunk_spec,
     embedder_choices,
+    index_chunk_options,
 )
 from ctxselect.interfaces.cli.store import (
     follow_symlinks_option,
@@ -52,14 +53,26 @@ def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @index_option
-@chunk_options
-@click.option("--k1", type=number(config.K1), default=None, help="BM25 k1, 0-10 (default 1.5).")
-@click.option("--b", "b", type=number(config.B), default=None, help="BM25 b, 0-1 (default 0.75).")
+@index_chunk_options
+@click.option(
+    "--k1",
+    type=number(config.K1),
+    default=None,
+    help=f"BM25 k1, 0-10 (default: {INDEX_DEFAULT}{BM25Params().k1:g}).",
+)
+@click.option(
+    "--b",
+    "b",
+    type=number(config.B),
+    default=None,
+    help=f"BM25 b, 0-1 (default: {INDEX_DEFAULT}{BM25Params().b:g}).",
+)
 @click.option(
     "--identifiers/--no-identifiers",
     default=None,
     help="BM25 also indexes the parts of camelCase, snake_case and kebab-case identifiers "
-    "(default: off; on lifts code retrieval). Milvus ranks bm25 on its server only without.",
+    f"(default: {INDEX_DEFAULT}off; on lifts code retrieval). Milvus ranks bm25 on its "
+    "server only without.",
 )
 @click.option(
     "--max-bytes",
@@ -82,8 +95,8 @@ def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
     type=click.IntRange(min=1),
     default=None,
     metavar="N",
-    help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default "
-    f"{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
+    help=f"With dense vectors: build an HNSW graph from N embedded chunks on (default: "
+    f"{INDEX_DEFAULT}{DEFAULT_ANN_THRESHOLD:,}; below it dense search is exact).",
 )
 @click.option(
     "--embed-long",

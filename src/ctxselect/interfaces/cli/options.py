@@ -106,28 +106,43 @@ def rerank_option(func: F) -> F:
     )(func)
 
 
+INDEX_DEFAULT = "the index's, else "
+"""How the help of a setting an existing index remembers starts its default (docs/formats.md)."""
+
+
 def chunk_options(func: F) -> F:
-    """Add the chunking flags shared by ``index``, ``chunk`` and ``eval``."""
+    """Add the chunking flags shared by ``chunk`` and ``eval`` (defaults: the built-in)."""
+    return _chunk_flags(func, "")
+
+
+def index_chunk_options(func: F) -> F:
+    """Add the chunking flags of ``index``, whose defaults are the existing index's own
+    settings, else the built-in ones (a flag left out keeps what the index was built with)."""
+    return _chunk_flags(func, INDEX_DEFAULT)
+
+
+def _chunk_flags(func: F, whose: str) -> F:
+    """Add --chunker, --size, --overlap and --tokenizer; ``whose`` prefixes each default."""
+    of = f"default: {whose}" if whose else "default "
     func = click.option(
         "--chunker",
         default=None,
         callback=registered("chunker"),
-        help=f"{choices('chunker')} (default {DEFAULT_CHUNKER}).",
+        help=f"{choices('chunker')} ({of}{DEFAULT_CHUNKER}).",
     )(func)
     func = click.option(
         "--size",
         type=number(config.CHUNK_SIZE),
         default=None,
-        help=f"Chunk size: tokens, or characters for paragraph (default {DEFAULT_CHUNK_SIZE}).",
+        help=f"Chunk size: tokens, or characters for paragraph ({of}{DEFAULT_CHUNK_SIZE}).",
     )(func)
-    func = click.option(
-        "--overlap", type=number(config.OVERLAP), default=None, help="Overlap in tokens."
-    )(func)
+    overlap = f"Overlap in tokens ({of}{ChunkSpec().overlap})." if whose else "Overlap in tokens."
+    func = click.option("--overlap", type=number(config.OVERLAP), default=None, help=overlap)(func)
     return click.option(
         "--tokenizer",
         default=None,
         callback=registered("tokenizer"),
-        help=f"{choices('tokenizer')} (default {DEFAULT_TOKENIZER}).",
+        help=f"{choices('tokenizer')} ({of}{DEFAULT_TOKENIZER}).",
     )(func)
 
 

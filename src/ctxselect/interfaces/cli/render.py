@@ -22,49 +22,74 @@ def _preview(text: str, width: int = 72) -> str:
 _SHOWN_NAMES = 5
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``1 document``, ``2 documents``: ``n`` and ``noun``, plural (``plural`` or noun+s)
+    unless ``n`` is 1."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def one_line(name: str) -> str:
+    """``name`` (a path or id) with control characters escaped (a newline as ``\\n``), so
+    a file named with a line break stays on its line of the output, unambiguously."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 def _first_few(names: Sequence[str]) -> str:
     more = len(names) - _SHOWN_NAMES
     tail = f" and {more} more (--json lists them all)" if more > 0 else ""
     return ", ".join(names[:_SHOWN_NAMES]) + tail
 
 
+# Counted in an IndexReport's ``skipped`` but loaded all the same: each has its own line.
+_LOADED_ANYWAY = ("decoded_with_replacement", "code_as_tokens")
+
+
 def index_report(report: IndexReport) -> str:
     """Summarise an ``index`` run in a few lines."""
     lines = [
-        f"{report.index}: {report.documents} documents, {report.chunks} chunks "
+        f"{report.index}: {counted(report.documents, 'document')}, "
+        f"{counted(report.chunks, 'chunk')} "
         f"({report.added} added, {report.updated} updated, {report.removed} removed, "
         f"{report.unchanged} unchanged) in {report.seconds:.2f} s"
     ]
     if not report.rebuilt:
         done = "compacted the changes an earlier write left pending" if report.compacted else ""
         lines.append(f"nothing changed: {done or 'no work done'}")
-    skipped = {k: v for k, v in report.skipped.items() if v}
+    skipped = {k: v for k, v in report.skipped.items() if v and k not in _LOADED_ANYWAY}
     if skipped:
         lines.append(
             "skipped: "
             + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(skipped.items()))
         )
+    replaced = report.skipped.get("decoded_with_replacement", 0)
+    if replaced:
+        lines.append(
+            f"loaded with invalid UTF-8 replaced by U+FFFD: {counted(replaced, 'file')} "
+            "(save them as UTF-8 to keep every character)"
+        )
     if report.unsupported_files:
-        names = _first_few(report.unsupported_files)
+        names = _first_few([one_line(path) for path in report.unsupported_files])
         lines.append(f"unsupported (no loader for the file type): {names}")
     if report.skipped_files:
-        names = _first_few([f"{path} ({why})" for path, why in report.skipped_files])
+        names = _first_few([f"{one_line(path)} ({why})" for path, why in report.skipped_files])
         lines.append(f"skipped files: {names}")
     if report.token_fallbacks:
-        names = _first_few([f"{path} ({why})" for path, why in report.token_fallbacks])
+        names = _first_few([f"{one_line(p)} ({why})" for p, why in report.token_fallbacks])
         lines.append(f"cut by tokens, not parsed as code: {names}")
     if report.outside_links:
         lines.append(
             f"not followed: {len(report.outside_links)} symlink(s) leading outside the roots "
             f"(--follow-symlinks reads them):"
         )
-        shown = [f"{link} -> {target}" for link, target in report.outside_links]
+        shown = [f"{one_line(link)} -> {one_line(to)}" for link, to in report.outside_links]
         lines.extend(f"  {line}" for line in shown[:_SHOWN_NAMES])
         if len(shown) > _SHOWN_NAMES:
             lines.append(f"  and {len(shown) - _SHOWN_NAMES} more (--json lists them all)")
     if report.unreadable:
         lines.append(f"could not read {len(report.unreadable)} file(s):")
-        lines.extend(f"  {path}: {why}" for path, why in report.unreadable)
+        lines.extend(f"  {one_line(path)}: {why}" for path, why in report.unreadable)
     if report.note:
         lines.append(report.note)
     return "\n".join(lines)
@@ -78,7 +103,8 @@ def hits(ranked: Sequence[Hit], lines: Sequence[tuple[int, int]]) -> str:
     if not ranked:
         return "no chunk matches the query"
     return "\n".join(
-        f"{h.rank:>3}  {h.score:8.4f}  {_p(h.p_relevant)}{h.chunk_id}  lines {first}-{last}  "
+        f"{h.rank:>3}  {h.score:8.4f}  {_p(h.p_relevant)}{one_line(h.chunk_id)}  "
+        f"lines {first}-{last}  "
         f"[{h.n_tokens} tok]  {_preview(h.text)}"
         for h, (first, last) in zip(ranked, lines, strict=True)
     )
@@ -96,8 +122,8 @@ def selection_summary(selection: Selection, lines: Sequence[tuple[int, int]]) ->
     line += f"; stopped: {selection.stop}" if selection.stop else ""
     rows = [f"{line}: {selection.note}" if selection.note else line]
     rows.extend(
-        f"   {c.doc_id} lines {first}-{last} (chars {c.start}-{c.end}), {c.tokens} tokens"
-        + (f", P {c.p_relevant:.2f}" if c.p_relevant is not None else "")
+        f"   {one_line(c.doc_id)} lines {first}-{last} (chars {c.start}-{c.end}), "
+        f"{c.tokens} tokens" + (f", P {c.p_relevant:.2f}" if c.p_relevant is not None else "")
         for c, (first, last) in zip(selection.chunks, lines, strict=True)
     )
     return "\n".join(rows)
@@ -115,7 +141,7 @@ def explanations(items: Sequence[Explanation]) -> str:
     blocks = []
     for e in items:
         p = "" if e.p_relevant is None else f"  P(relevant) {e.p_relevant:.3f}"
-        rows = [f"{e.chunk_id}  score {e.score:.6f}{p}  ({e.mode})"]
+        rows = [f"{one_line(e.chunk_id)}  score {e.score:.6f}{p}  ({e.mode})"]
         rows.append(f"  {'term':<20} {'tf':>6} {'df':>6} {'idf':>8} {'contribution':>13}")
         rows.extend(
             f"  {t.term:<20} {t.tf:>6g} {t.df:>6} {t.idf:>8.4f} {t.contribution:>13.6f}"
@@ -131,7 +157,7 @@ def explanations(items: Sequence[Explanation]) -> str:
 def chunks(items: Sequence[Chunk]) -> str:
     """One line per chunk: id, span, tokens, header, preview."""
     return "\n".join(
-        f"{c.chunk_id}  {c.start}-{c.end}  [{c.n_tokens} tok]"
+        f"{one_line(c.chunk_id)}  {c.start}-{c.end}  [{c.n_tokens} tok]"
         + (f"  <{c.header}>" if c.header else "")
         + f"  {_preview(c.text, 60)}"
         for c in items
@@ -252,6 +278,7 @@ def examples_summary(selection: ExampleSelection) -> str:
 def mcp_banner(info: IndexInfo, tools: Sequence[str], transport: str, cap: int) -> str:
     """The line ``ctxselect mcp`` writes on stderr before serving."""
     return (
-        f"ctxselect mcp: serving {info.index} ({info.documents} documents, {info.chunks} "
-        f"chunks) over {transport}; results capped at {cap} tokens; tools: {', '.join(tools)}"
+        f"ctxselect mcp: serving {info.index} ({counted(info.documents, 'document')}, "
+        f"{counted(info.chunks, 'chunk')}) over {transport}; results capped at {cap} tokens; "
+        f"tools: {', '.join(tools)}"
     )

@@ -18,6 +18,7 @@ from ctxselect.interfaces.cli.group import (
     progress_enabled,
 )
 from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.render import counted
 from ctxselect.types import CompactReport, IndexReport, VerifyReport
 
 INTERRUPTED = 130
@@ -161,10 +162,10 @@ def compact(index: str | None, wait: float, as_json: bool) -> None:
 def compact_text(report: CompactReport) -> str:
     """One line about a compaction."""
     if report.note:
-        return f"{report.index}: {report.note} ({report.chunks} chunks)"
+        return f"{report.index}: {report.note} ({counted(report.chunks, 'chunk')})"
     return (
         f"{report.index}: {report.merged_segments} delta segment(s) merged, "
-        f"{report.dropped_rows} deleted row(s) dropped, {report.chunks} chunks, "
+        f"{report.dropped_rows} deleted row(s) dropped, {counted(report.chunks, 'chunk')}, "
         f"{report.seconds:.2f} s"
     )
 
