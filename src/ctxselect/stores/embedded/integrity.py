@@ -293,16 +293,20 @@ def chunks_digest(rows: Iterable[tuple[Any, ...]]) -> int:
     return total % _MOD
 
 
-def digest_of_docs(conn: sqlite3.Connection, doc_ids: Iterable[str]) -> int:
-    """The chunk digest of the chunks of ``doc_ids`` (before a commit deletes them)."""
+_RAW_DIGEST_SQL = 'SELECT id, chunk_id, doc_id, start, "end", n_tokens, text, header FROM chunks'
+_RAW_DIGEST_LAYOUT = texts.Layout(ident=1, doc=2, start=3, end=4, text=6)
+
+
+def digest_of_docs(conn: sqlite3.Connection, doc_ids: Iterable[str], folder: Path) -> int:
+    """The chunk digest of the chunks of ``doc_ids`` (before a commit deletes them): the
+    rows :data:`CHUNK_DIGEST_SQL` gives, each document read once rather than per chunk."""
     ids = list(dict.fromkeys(doc_ids))
     total = 0
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
         marks = ",".join("?" * len(part))
-        total += chunks_digest(
-            conn.execute(f"{CHUNK_DIGEST_SQL} WHERE c.doc_id IN ({marks})", part)
-        )
+        rows = conn.execute(f"{_RAW_DIGEST_SQL} WHERE doc_id IN ({marks})", part)
+        total += chunks_digest(texts.filled(conn, rows, _RAW_DIGEST_LAYOUT, folder, strict=False))
     return total % _MOD
 
 

@@ -85,15 +85,16 @@ class Lookups:
 
     @guarded_read
     def chunks_of(self, doc_ids: Sequence[str]) -> list[Chunk]:
-        """Return the chunks of ``doc_ids`` (any order)."""
+        """Return the chunks of ``doc_ids`` (any order; each document read once)."""
         out: list[Chunk] = []
         with self._lock:
             for part in _batches(list(doc_ids)):
                 marks = ",".join("?" * len(part))
                 rows = self._conn.execute(
-                    f"SELECT {CHUNK_COLUMNS} FROM {texts.FROM} WHERE c.doc_id IN ({marks})", part
+                    f"SELECT {_RAW_COLUMNS} FROM chunks WHERE doc_id IN ({marks})", part
                 )
-                out.extend(Chunk(*texts.checked(self.folder, row, 5)) for row in rows)
+                filled = texts.filled(self._conn, rows, _RAW_LAYOUT, self.folder)
+                out.extend(Chunk(*row) for row in filled)
         return out
 
     def iter_chunks(self) -> Iterator[Chunk]:

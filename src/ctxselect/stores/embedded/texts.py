@@ -78,17 +78,23 @@ class Layout(NamedTuple):
 
 
 def filled(
-    conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], at: Layout, folder: Path
+    conn: sqlite3.Connection,
+    rows: Iterable[tuple[Any, ...]],
+    at: Layout,
+    folder: Path,
+    *,
+    strict: bool = True,
 ) -> Iterator[tuple[Any, ...]]:
     """Yield ``rows`` (raw ``chunks`` rows) with each NULL text replaced by its span.
 
     Rows are taken a window at a time and each window's documents are read in one batch
     (chunk_id order keeps a document's chunks together), so memory holds one window's
-    documents, never the corpus; a load of every chunk costs about what reading stored
-    texts did.
+    documents, never the corpus, and a document is read once per window, not once per
+    chunk as :data:`TEXT` in SQL would (quadratic for a long document of many chunks).
 
     Raises:
-        IndexCorruptError: A chunk has no stored text and no document.
+        IndexCorruptError: A chunk has no stored text and no document (unless not
+            ``strict``: its text is then None, as :data:`TEXT` gives it).
     """
     it = iter(rows)
     while window := list(itertools.islice(it, _WINDOW)):
@@ -97,9 +103,10 @@ def filled(
         for row in window:
             if row[at.text] is None:
                 doc = docs.get(row[at.doc])
-                if doc is None:
+                if doc is None and strict:
                     raise missing(folder, row[at.ident])
-                row = (*row[: at.text], doc[row[at.start] : row[at.end]], *row[at.text + 1 :])
+                span = None if doc is None else doc[row[at.start] : row[at.end]]
+                row = (*row[: at.text], span, *row[at.text + 1 :])
             yield row
 
 

@@ -103,7 +103,7 @@ class Writes:
         base = self._write_base(generation, arrays, new_ids) if rebuild else None
         with self._committing(tidy=True, on_base=not rebuild):
             doomed = [*removed, *(d.doc_id for d in documents)]
-            gone = 0 if rebuild else integrity.digest_of_docs(self._conn, doomed)
+            gone = 0 if rebuild else integrity.digest_of_docs(self._conn, doomed, self.folder)
             counts, n_dead = self._apply(documents, chunks, removed, rebuild, current)
             if self._sequence() != seq + len(chunks):
                 raise IndexWriteError(f"chunk ids of {self.folder} moved during a write")
