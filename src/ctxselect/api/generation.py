@@ -19,7 +19,7 @@ from ctxselect.errors import IndexMismatchError
 from ctxselect.manifest import Manifest
 from ctxselect.retrieve.base import Retriever
 from ctxselect.retrieve.modes import MODES, ModeContext, embedding_modes
-from ctxselect.stores import ServingStore, Snapshot, Store
+from ctxselect.stores import ServingStore, Snapshot, Store, open_store
 from ctxselect.types import ChunkTable
 
 
@@ -66,6 +66,8 @@ class GenerationReader:
             and self.store.local_commits() == self._commits_seen
         ):
             return state
+        if not force and self.store.replaced():
+            self._reopen()
         # Rows read per hit: the store's read lock before ours, the order ``_pinned`` takes
         # them (the other order deadlocked 8 threads searching one such index).
         pinned = self.store.reading() if self._lazy else contextlib.nullcontext()
@@ -87,6 +89,25 @@ class GenerationReader:
                 state = self._state = (fresh, {})
             return state
 
+    def _reopen(self) -> None:
+        """Open the index at :attr:`path` again: the one opened was deleted or replaced
+        (``rm -rf`` and a new build while a server kept it open), and reading on would
+        serve a deleted index. A reader still inside the old store finishes there; the
+        old store closes when the last of them lets go of it.
+
+        Raises:
+            IndexNotFoundError: Nothing is there yet (a rebuild not finished): say so
+                rather than serve what was deleted.
+        """
+        with self._reload_lock:
+            if not self.store.replaced():
+                return  # another thread reopened it meanwhile
+            fresh = open_store(self.path)
+            self.store, self._state, self._table, self._version = fresh, None, None, -1
+            self.manifest = fresh.read_manifest()
+            self.settings = Manifest.from_dict(self.manifest, index=self.path)
+            self.chunk_spec, self.bm25 = self.settings.chunk, self.settings.bm25
+
     def _snapshot(self) -> Snapshot:
         return self._current()[0]
 
@@ -101,6 +122,7 @@ class GenerationReader:
         Texts read per hit (large indexes) come from the store, so the search runs in
         one read transaction on the generation it loaded (reloaded if it is stale).
         """
+        self._current()  # a replaced index is opened again before its read lock is taken
         with self.store.reading():
             self._current(force=True)
             return read(self.retriever(mode))

@@ -115,6 +115,13 @@ class Store(Protocol):
         """
         ...
 
+    def replaced(self) -> bool:
+        """Return whether the index this store opened is no longer at its address: its
+        files deleted, or another index built in their place. A reader then opens
+        ``uri`` again (:func:`ctxselect.stores.open_store`); a store whose server owns
+        its data answers False. Cheap: called before reads, like ``data_version``."""
+        ...
+
     def local_commits(self) -> int:
         """Return how many commits this process has made to stores of this kind.
 

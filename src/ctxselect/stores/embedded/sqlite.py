@@ -75,6 +75,7 @@ class SQLiteStore(Lookups, Writes):
         if why is not None:
             raise integrity.damaged(self.folder, self.path, why)
         self._conn = self._connect()
+        self._opened_as = _file_identity(self.path)
         self._depth = 0
         self._check_version(wait)
 
@@ -228,6 +229,11 @@ class SQLiteStore(Lookups, Writes):
         """A number that changes when another connection commits (cheap: no file read)."""
         with self._lock:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def replaced(self) -> bool:
+        """Whether the index file opened is gone or another took its place (the folder
+        deleted and built again while this store was open)."""
+        return _file_identity(self.path) != self._opened_as
 
     @guarded_read
     def generation(self) -> int:
@@ -385,3 +391,12 @@ class SQLiteStore(Lookups, Writes):
         """Close the connection."""
         with self._lock:
             self._conn.close()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``; None when it is not there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
