@@ -86,6 +86,9 @@ def test_every_read_of_an_open_index_says_its_server_is_gone(tmp_path: Path) -> 
     finally:
         store.close()
     assert raised == dict.fromkeys(reads, "StoreUnreachableError")
+    with pytest.raises(StoreUnreachableError) as gone:  # not "damaged": nothing was judged
+        cs.verify_index(uri)
+    _one_line(gone.value, uri)
 
 
 def test_a_server_gone_during_a_search_is_one_error_line(

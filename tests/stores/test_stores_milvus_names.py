@@ -7,6 +7,7 @@ of an index whose rows were deleted behind its back is an error, not "no match".
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -40,6 +41,44 @@ def test_a_name_of_another_index_s_collection_is_refused(suffix: str) -> None:
         mc.parse_uri(f"milvus://127.0.0.1:19530/qq{suffix}")
     for fine in ("qq", "qq__docs", "qq__dense", "qq__dense8x", "dense8"):
         assert mc.parse_uri(f"milvus://127.0.0.1:19530/{fine}").name == fine
+
+
+def test_a_name_too_long_says_so_not_that_its_characters_are_wrong() -> None:
+    assert mc.parse_uri("milvus://127.0.0.1:19530/" + "a" * 201).name == "a" * 201
+    with pytest.raises(ConfigError, match=r"NAME has 250 characters, more than the 201") as bad:
+        mc.parse_uri("milvus://127.0.0.1:19530/" + "a" * 250)
+    assert "letters, digits" not in str(bad.value)
+
+
+def test_an_index_being_created_by_another_process_is_waited_for(
+    milvus_server: Any, tmp_path: Any
+) -> None:
+    uri = milvus_uri(tmp_path, milvus_server)
+    address = mc.parse_uri(uri)
+    client = mc.connect(address)
+    schema, index = mc.chunk_schema(client)  # the other creator's first collection
+    client.create_collection(address.name, schema=schema, index_params=index)
+
+    def finish() -> None:  # ... and the rest of its _create, a moment later
+        schema, index = mc.meta_schema(client)
+        client.create_collection(address.meta, schema=schema, index_params=index)
+        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25, "dense": []}
+        row = MilvusStore.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))
+        client.upsert(address.meta, [row])
+
+    timer = threading.Timer(1.0, finish)
+    timer.start()
+    try:
+        report = cs.add_documents(_docs(a="alpha words"), uri, chunk=SPEC)
+    finally:
+        timer.join()
+        client.close()
+    assert report.added == 1 and report.generation == 1
+    store = _store(uri)
+    try:
+        assert store.verify()[1] == [] and store.doc_hashes().keys() == {"a"}
+    finally:
+        store.close()
 
 
 def test_a_collection_named_like_ours_is_left_alone(milvus_server: Any, tmp_path: Any) -> None:

@@ -30,7 +30,13 @@ from ctxselect.config import (
     resolve_index_dir,
 )
 from ctxselect.embed.windows import DEFAULT_INDEX_EMBED_LONG
-from ctxselect.errors import ConfigError, CtxselectError, IndexNotFoundError, InputError
+from ctxselect.errors import (
+    ConfigError,
+    CtxselectError,
+    IndexNotFoundError,
+    InputError,
+    StoreUnreachableError,
+)
 from ctxselect.errors import NotFoundError as _NotFound
 from ctxselect.index import compact as _compact
 from ctxselect.index.plan import under_roots, unreadable_ids
@@ -340,8 +346,8 @@ def verify_index(index: PathArg | None = None) -> VerifyReport:
     folder = resolve_index_dir(index)
     try:
         store = _open(folder)
-    except IndexNotFoundError:
-        raise
+    except (IndexNotFoundError, StoreUnreachableError):
+        raise  # nothing to judge: a server that does not answer is not a damaged index
     except CtxselectError as exc:
         return VerifyReport(folder, False, ("open",), (str(exc),))
     try:

@@ -23,6 +23,7 @@ import json
 import logging
 import re
 import socket
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +32,11 @@ import numpy as np
 
 from ctxselect._require import require
 from ctxselect.errors import ConfigError, IndexMismatchError, StoreUnreachableError
+from ctxselect.stores.milvus import calls
 
 SCHEME = "milvus"
 TIMEOUT = 10.0
-"""Seconds any one call to the server may take (an unreachable one fails at once)."""
+"""Seconds one call to the server may take (``CTXSELECT_MILVUS_TIMEOUT``; see ``calls``)."""
 LAYOUT_VERSION = 1
 """The collections' layout this code reads and writes (the ``layout`` row holds it)."""
 TEXT_BYTES = 65535  # Milvus's VARCHAR limit
@@ -44,7 +46,8 @@ QUERY_MAX = 16384  # Milvus's cap on offset + limit of one query
 IN_BATCH = 1000  # ids in one ``in [...]`` filter
 META = "__meta"
 DENSE = "__dense"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+NAME_MAX = 201
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _RESERVED = re.compile(r"(__meta|__dense[0-9]+)$")  # the names of an index's own collections
 _URI = re.compile(r"^milvus://(?P<host>[^/:]+|\[[^\]]+\]):(?P<port>\d{1,5})/(?P<name>[^/?#]*)$")
 
@@ -81,6 +84,11 @@ def parse_uri(uri: str) -> Address:
             f"e.g. milvus://127.0.0.1:19530/notes"
         )
     name, port = found["name"], int(found["port"])
+    if len(name) > NAME_MAX:  # room for its own collections' suffixes
+        raise ConfigError(
+            f"cannot open index {uri!r}: its NAME has {len(name)} characters, more than the "
+            f"{NAME_MAX} an index NAME may have (Milvus names stop at 255): pick a shorter NAME"
+        )
     if not _NAME.match(name):
         raise ConfigError(
             f"cannot open index {uri!r}: {name!r} is not a usable collection name (letters, "
@@ -100,29 +108,32 @@ def parse_uri(uri: str) -> Address:
 
 
 def connect(address: Address, timeout: float | None = None) -> Any:
-    """Return a ``MilvusClient`` to the server of ``address``.
+    """Return a client of ``address``'s server whose calls have a deadline (``calls``).
 
     Raises:
         MissingExtraError: pymilvus is not installed.
+        ConfigError: ``CTXSELECT_MILVUS_TIMEOUT`` is not a number of seconds.
         StoreUnreachableError: The server does not answer (names the URI).
     """
     pymilvus = require("pymilvus", extra="milvus", feature="a milvus:// index")
-    timeout = TIMEOUT if timeout is None else timeout
+    timeout = calls.timeout_of(TIMEOUT) if timeout is None else timeout
     quiet = logging.getLogger("pymilvus")
     if quiet.level == logging.WARNING:  # its own default: it would print tracebacks of
         quiet.setLevel(logging.CRITICAL)  # failures we raise as one-line errors anyway
     uri = f"http://{address.host}:{address.port}"
     for attempt in (1, 2):
+        started = time.monotonic()
         try:
-            client = pymilvus.MilvusClient(uri=uri, timeout=timeout)
-            client.list_collections(timeout=timeout)
+            with calls.answering(timeout):
+                client = calls.TimedClient(pymilvus.MilvusClient(uri=uri, timeout=timeout), timeout)
+            client.list_collections()
             return client
         except pymilvus.exceptions.MilvusException as exc:
-            # A server that takes TCP connections is there: its channel can be between a
-            # GOAWAY (gRPC's "too_many_pings" after an idle spell) and the reconnect, so a
-            # fresh channel (pymilvus drops a connection that failed) gets one more try. A
-            # closed port fails at once.
-            if attempt == 2 or not _port_open(address):
+            # A server that takes TCP connections can be between a GOAWAY (gRPC's
+            # "too_many_pings" after an idle spell) and the reconnect: a fresh channel gets
+            # one more try. A closed port fails at once; a passed deadline is not retried.
+            waited = time.monotonic() - started >= timeout
+            if attempt == 2 or waited or not _port_open(address):
                 raise unreachable(address, exc) from exc
     raise AssertionError("not reached: the second attempt returns or raises")
 
@@ -135,11 +146,13 @@ def _port_open(address: Address) -> bool:
         return False
 
 
-def unreachable(address: Address, exc: BaseException) -> StoreUnreachableError:
-    """The error for a server that does not answer."""
+def unreachable(address: Address, exc: BaseException, kept: str = "") -> StoreUnreachableError:
+    """The error for a server that does not answer (``kept``: what a write left, said
+    after the fix)."""
     return StoreUnreachableError(
         f"cannot reach the Milvus server of index {address.uri} ({_short(exc)}): start it "
-        f"(locally: `python -m ctxselect.stores.milvus.server DIR`) or fix HOST:PORT"
+        f"(locally: `python -m ctxselect.stores.milvus.server DIR`), resume it, or fix "
+        f"HOST:PORT{kept}"
     )
 
 
@@ -360,8 +373,9 @@ def query_all(client: Any, collection: str, expr: str, fields: Sequence[str]) ->
         collection, batch_size=4096, filter=expr, output_fields=list(fields)
     )
     try:
-        while batch := found.next():
-            out.extend(batch)
+        with calls.answering(getattr(client, "timeout", TIMEOUT)):  # the iterator's own calls
+            while batch := found.next():
+                out.extend(batch)
     finally:
         found.close()
     return out

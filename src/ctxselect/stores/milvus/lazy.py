@@ -18,6 +18,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import Chunk, Hit
 
@@ -30,10 +31,12 @@ def _reaching(
     method: Callable[Concatenate[MilvusLazyRows, P], R],
 ) -> Callable[Concatenate[MilvusLazyRows, P], R]:
     """Turn the client's failures of a read into the store's one-line error naming the
-    server (a hit's chunk is read long after the snapshot, when the server may be gone)."""
+    server (a hit's chunk is read long after the snapshot, when the server may be gone or
+    the store closed)."""
 
     @functools.wraps(method)
     def wrapper(self: MilvusLazyRows, *args: P.args, **kwargs: P.kwargs) -> R:
+        client_of(self._store)  # a closed store says so, not AttributeError
         with mc.reaching(self._store.address):
             return method(self, *args, **kwargs)
 

@@ -24,7 +24,7 @@ import uuid
 from types import TracebackType
 from typing import Any
 
-from ctxselect.errors import IndexLockedError
+from ctxselect.errors import IndexLockedError, StoreUnreachableError
 from ctxselect.stores.milvus.client import reaching, unreachable
 from ctxselect.stores.milvus.rows import meta_row
 
@@ -33,6 +33,9 @@ LOCK_ID = -2
 """The lease row's id in the meta collection."""
 SETTLE_SECONDS = 0.02
 _POLL_SECONDS = 0.05
+_ABANDONED: set[str] = set()
+"""Owners of leases this process let go without deleting their row (the server did not
+answer): this process's next writer takes such a lease over at once."""
 
 
 def holder() -> str:
@@ -52,7 +55,7 @@ def describe(row: dict[str, Any]) -> str:
 
 def live(row: dict[str, Any] | None) -> bool:
     """True when a lease row holds: not expired, and not of a dead process on this host."""
-    if row is None or int(row["num"]) < time.time() * 1000:
+    if row is None or int(row["num"]) < time.time() * 1000 or row["key"] in _ABANDONED:
         return False
     try:
         who = json.loads(row["info"])
@@ -118,9 +121,13 @@ class Lease:
             return
         from pymilvus.exceptions import MilvusException
 
+        if isinstance(exc, StoreUnreachableError):  # asking again would wait again
+            _ABANDONED.add(self.owner)
+            return
         try:
             self.store.drop_lease(self.owner)
         except MilvusException as gone:
+            _ABANDONED.add(self.owner)
             if exc is not None:  # the write's own error says what failed: keep it
                 return  # the row stays until it expires, or at once for this host's writers
             raise unreachable(self.store.address, gone) from gone

@@ -14,6 +14,7 @@ from ctxselect.errors import IndexCorruptError
 from ctxselect.manifest import Manifest
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.milvus.snapshots import LazyArrays
 
 P = ParamSpec("P")
@@ -88,6 +89,7 @@ def searching(method: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         searcher: Any = args[0]
+        client_of(searcher.store)  # a closed store says so, not AttributeError
         with mc.reaching(searcher.store.address):
             return method(*args, **kwargs)
 

@@ -13,6 +13,7 @@ from ctxselect.config import TEXTS_IN_MEMORY_MAX
 from ctxselect.errors import IndexCorruptError, IndexNotFoundError
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
 from ctxselect.types import ChunkTable, Rows, Segments
 
@@ -136,7 +137,7 @@ def read_group(store: Any, group: str, lazy: bool = False) -> dict[str, Any]:
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
     fields = ["id", "key", "num", "info"] + ([] if lazy else ["data"])
     with mc.reaching(store.address):
-        rows = mc.query_all(store._client, store.address.meta, expr, fields)
+        rows = mc.query_all(client_of(store), store.address.meta, expr, fields)
     pieces: dict[str, list[dict]] = {}
     for row in rows:
         if row["key"].startswith(group + "/"):
@@ -189,7 +190,7 @@ class LazyArray:
             for part in mc.batches(self.ids, _PIECES):
                 expr = f"id in {mc.ints(part)}"
                 rows += mc.query_all(
-                    self.store._client, self.store.address.meta, expr, ["num", "data"]
+                    client_of(self.store), self.store.address.meta, expr, ["num", "data"]
                 )
         return sorted(rows, key=lambda r: r["num"])
 
@@ -223,7 +224,7 @@ def read_json(store: Any, group: str) -> Any:
     """A JSON value stored in pieces under ``group``."""
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
     with mc.reaching(store.address):
-        rows = mc.query_all(store._client, store.address.meta, expr, ["key", "num", "data"])
+        rows = mc.query_all(client_of(store), store.address.meta, expr, ["key", "num", "data"])
     rows = sorted((r for r in rows if r["key"] == group), key=lambda r: r["num"])
     return json.loads("".join(r["data"] for r in rows)) if rows else {}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
@@ -15,7 +16,6 @@ import numpy as np
 
 from ctxselect.errors import (
     ConfigError,
-    CtxselectError,
     IndexCorruptError,
     IndexMismatchError,
     IndexNotFoundError,
@@ -25,6 +25,7 @@ from ctxselect.stores import doc_fields
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus import snapshots
+from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.milvus.lease import Lease
 from ctxselect.stores.milvus.vectors import MilvusVectorCache
 from ctxselect.stores.milvus.visible_rows import VisibleRows, document_fields_of
@@ -32,6 +33,8 @@ from ctxselect.stores.milvus.writes import LAYOUT_ID, MilvusWrites, local_commit
 from ctxselect.types import Chunk, ChunkTable, Document
 
 P = ParamSpec("P")
+CREATE_SECONDS = 10.0
+"""Seconds an open waits for another process that is creating the index to finish."""
 R = TypeVar("R")
 
 
@@ -41,8 +44,7 @@ def _calling(method: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         store: Any = args[0]
-        if store._client is None:
-            raise CtxselectError(f"index {store.uri} was closed: open it again with open_index")
+        client_of(store)
         from pymilvus.exceptions import MilvusException
 
         try:
@@ -83,7 +85,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
     @_calling
     def _open(self, create: bool) -> None:
         names = (self.address.name, self.address.meta)
-        has = [bool(self._client.has_collection(n)) for n in names]
+        has = self._existing(names)
         if not any(has):
             if not create:
                 raise IndexNotFoundError(
@@ -103,6 +105,29 @@ class MilvusStore(VisibleRows, MilvusWrites):
         for name in [*names, *self.dense_collections()]:
             self._client.load_collection(name)
 
+    def _existing(self, names: Sequence[str]) -> list[bool]:
+        """Which of ``names`` exist, once another process creating the index (one of its
+        collections made, or the layout row not yet written) has finished, or
+        ``CREATE_SECONDS`` have passed; collections of other fields end the wait at once."""
+        deadline = time.monotonic() + CREATE_SECONDS
+        while True:
+            has = [bool(self._client.has_collection(n)) for n in names]
+            present = [n for n, h in zip(names, has, strict=True) if h]
+            if not present or not self._ours(present) or (all(has) and self.read_layout()):
+                return has
+            if time.monotonic() >= deadline:
+                return has
+            time.sleep(0.1)
+
+    def _ours(self, names: Sequence[str]) -> bool:
+        """Whether the collections ``names`` have the fields this layout gives them."""
+        expected = {self.address.name: mc.CHUNK_FIELDS, self.address.meta: mc.META_FIELDS}
+        for name in names:
+            described = self._client.describe_collection(name)
+            if not set(expected[name]) <= {f["name"] for f in described.get("fields", [])}:
+                return False
+        return True
+
     def _create(self) -> None:
         for name, make in (
             (self.address.name, mc.chunk_schema),
@@ -113,7 +138,8 @@ class MilvusStore(VisibleRows, MilvusWrites):
                 name, schema=schema, index_params=index, consistency_level="Strong"
             )
         layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25, "dense": []}
-        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))])
+        # an upsert: a second process creating the index at the same time writes the same row
+        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))], upsert=True)
 
     def _check_layout(self) -> None:
         self.layout = self.read_layout()
@@ -148,6 +174,11 @@ class MilvusStore(VisibleRows, MilvusWrites):
             return int(pinned)
         with mc.reaching(self.address):  # every search asks first: a gone server says so
             return self.head()
+
+    def replaced(self) -> bool:
+        """False: the server owns the index's data, and a rebuild under the same URI is
+        a new generation of it that ``data_version`` reports (no reopen needed)."""
+        return False
 
     def local_commits(self) -> int:
         """How many commits this process made to Milvus indexes."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from ctxselect.errors import ConfigError
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus.calls import client_of
 
 _VEC_BASE = 1 << 50  # vec ids are -(2**50 + h): apart from manifests' and heads'
 
@@ -34,7 +35,7 @@ class MilvusVectorCache:
     def _query(self, expr: str) -> list[dict]:
         meta = self.store.address.meta
         with mc.reaching(self.store.address):
-            return mc.query_all(self.store._client, meta, expr, ["id", "key", "info", "data"])
+            return mc.query_all(client_of(self.store), meta, expr, ["id", "key", "info", "data"])
 
     def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """Return the stored vectors of ``model_id`` among ``keys``."""
@@ -59,6 +60,7 @@ class MilvusVectorCache:
             )
             for key, vector in vectors.items()
         ]
+        client_of(self.store)
         with mc.reaching(self.store.address):
             self.store._put_meta(rows, upsert=True)
 
@@ -72,7 +74,9 @@ class MilvusVectorCache:
         ]
         with mc.reaching(self.store.address):
             for part in mc.batches(doomed):
-                self.store._client.delete(self.store.address.meta, filter=f"id in {mc.ints(part)}")
+                client_of(self.store).delete(
+                    self.store.address.meta, filter=f"id in {mc.ints(part)}"
+                )
         return len(doomed)
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ctxselect.errors import CtxselectError
+from ctxselect.errors import CtxselectError, StoreUnreachableError
 from ctxselect.stores.milvus.lease import live
 
 
@@ -20,6 +20,8 @@ def verify_store(store: Any) -> tuple[list[str], list[str], list[str]]:
     generation = store.head()
     try:
         manifest = store.manifest_at(generation)
+    except StoreUnreachableError:  # not damage: the server did not answer
+        raise
     except CtxselectError as exc:
         return checks, [str(exc)], removed
     with store.reading():
@@ -40,6 +42,8 @@ def verify_store(store: Any) -> tuple[list[str], list[str], list[str]]:
 def _arrays(store: Any, manifest: dict[str, Any]) -> list[str]:
     try:
         snap = store.snapshot(eager=True)
+    except StoreUnreachableError:  # not damage: the server did not answer
+        raise
     except CtxselectError as exc:
         return [str(exc)]
     problems = []

@@ -22,6 +22,7 @@ from ctxselect.errors import IndexWriteError
 from ctxselect.stores.base import ModeArrays
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus import rows as mr
+from ctxselect.stores.milvus.calls import client_of, unanswered
 from ctxselect.stores.milvus.lease import LeaseRows
 from ctxselect.types import Chunk, Document
 
@@ -39,16 +40,22 @@ def local_commits() -> int:
 
 
 def _writing(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn client failures of a commit into IndexWriteError (the last commit stays)."""
+    """Turn client failures of a commit into one-line errors: a server that does not
+    answer is the store's unreachable error, any other failure IndexWriteError; either
+    way the last commit stays (its rows without a head row are leftovers)."""
 
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from pymilvus.exceptions import MilvusException
 
         store: Any = args[0]
+        client_of(store)  # a closed store says so, not AttributeError
         try:
             return method(*args, **kwargs)
         except MilvusException as exc:
+            if unanswered(exc):
+                kept = "; the last committed generation is kept: run the command again"
+                raise mc.unreachable(store.address, exc, kept) from exc
             raise IndexWriteError(
                 f"writing index {store.uri} failed ({mc._short(exc)}); the last committed "
                 f"generation is kept: check the server and run the command again"
@@ -123,8 +130,27 @@ class MilvusWrites(LeaseRows):
         return new
 
     def _flip(self, generation: int) -> None:
-        """Insert the head row: the commit point."""
-        self._put_meta([self.meta_row(_manifest_id(generation, 0xFFFF), "head", born=generation)])
+        """Insert the head row: the commit point.
+
+        Raises:
+            StoreUnreachableError: The server did not answer the insert: it may still
+                apply it once it answers again, so the message says the commit is unknown.
+        """
+        from pymilvus.exceptions import MilvusException
+
+        row = self.meta_row(_manifest_id(generation, 0xFFFF), "head", born=generation)
+        try:
+            self._put_meta([row])
+        except MilvusException as exc:
+            if not unanswered(exc):
+                raise
+            raise mc.unreachable(
+                self.address,
+                exc,
+                f"; generation {generation} was sent but not confirmed, so it is committed "
+                f"only if the server applies it when it answers again: check with "
+                f"`ctxselect info --index {self.uri}` then, and run the command again if not",
+            ) from exc
         _COMMITS[0] += 1
 
     def read_layout(self) -> dict[str, Any]:
