@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import ctxselect as cs
+from _support.milvus_reads import lazy_reads
 from ctxselect.errors import StoreUnreachableError
 from ctxselect.ingest import content_hash
 from ctxselect.interfaces.cli import commands  # noqa: F401 - registers the commands
@@ -61,12 +62,7 @@ def test_every_read_of_an_open_index_says_its_server_is_gone(tmp_path: Path) -> 
     assert isinstance(rows, MilvusLazyRows)
     arrays = next(seg.base for seg in snap.segments.values())
     reads: dict[str, Callable[[], Any]] = {
-        "chunk": lambda: rows.chunk(0),
-        "hit": lambda: rows.hit(0, 1, 1.0),
-        "chunk_ids": lambda: rows.chunk_ids[0],
-        "row_of": lambda: rows.row_of.get("cache.md#0"),
-        "all_doc_ids": rows.all_doc_ids,
-        "lazy array": lambda: [arrays[name] for name in arrays],
+        **lazy_reads(rows, arrays),
         "read_group": lambda: store.read_group(f"base/{snap.manifest['base']['gen']}"),
         "read_json": lambda: store.read_json("anything"),
         "data_version": store.data_version,
@@ -173,3 +169,39 @@ def test_a_port_that_is_not_a_port_is_a_usage_error(tmp_path: Path) -> None:
     done = _module(str(tmp_path / "srv"), "--port", "70000")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "'70000' is not a TCP port: give 1-65535 or 0" in done.stderr.splitlines()[-1]
+
+
+def _crashing_launches(monkeypatch: pytest.MonkeyPatch, crashes: int) -> list[str]:
+    """Make the first ``crashes`` launches a process that aborts (SIGABRT) at once, as
+    milvus-lite now and then does while starting; later launches are real."""
+    real = MilvusServer._launch
+    launched: list[str] = []
+
+    def launch(self: MilvusServer, exe: Path) -> subprocess.Popen[bytes]:
+        if len(launched) < crashes:
+            launched.append("crash")
+            return subprocess.Popen(["sh", "-c", "kill -ABRT $$"])
+        launched.append("real")
+        return real(self, exe)
+
+    monkeypatch.setattr(MilvusServer, "_launch", launch)
+    return launched
+
+
+def test_a_server_that_crashes_while_starting_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launched = _crashing_launches(monkeypatch, crashes=2)
+    with MilvusServer(tmp_path / "srv") as server:
+        cs.add_documents(_docs(), f"{server.uri}/again", chunk=SPEC)
+        assert cs.open_index(f"{server.uri}/again").search("cache", 1)
+    assert launched == ["crash", "crash", "real"]
+
+
+def test_a_server_that_keeps_crashing_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launched = _crashing_launches(monkeypatch, crashes=3)
+    with pytest.raises(StoreUnreachableError, match="exited with code -6 while starting"):
+        MilvusServer(tmp_path / "srv").start()
+    assert launched == ["crash"] * 3

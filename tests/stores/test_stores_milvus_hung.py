@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import ctxselect as cs
+from _support.milvus_reads import lazy_reads
 from ctxselect.errors import CtxselectError, StoreUnreachableError
 from ctxselect.ingest import content_hash
 from ctxselect.stores import open_store
@@ -241,12 +242,7 @@ def test_lazy_reads_after_close_say_the_store_was_closed(milvus_server: Any) -> 
     searcher = store.searcher("bm25", snap, None)
     store.close()
     reads: dict[str, Callable[[], Any]] = {
-        "chunk": lambda: rows.chunk(0),
-        "hit": lambda: rows.hit(0, 1, 1.0),
-        "chunk_ids": lambda: rows.chunk_ids[0],
-        "row_of": lambda: rows.row_of.get("cache.md#0"),
-        "all_doc_ids": rows.all_doc_ids,
-        "lazy array": lambda: [arrays[name] for name in arrays],
+        **lazy_reads(rows, arrays),
         "vector cache get": lambda: store.vector_cache().get_many("hash", ["x"]),
         "vector cache put": lambda: store.vector_cache().put_many("hash", {}),
         "served search": lambda: searcher.search("cache"),
