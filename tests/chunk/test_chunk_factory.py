@@ -106,7 +106,7 @@ def test_importing_the_chunk_stage_loads_no_tokenizer_or_parser() -> None:
         ("rst", 0, "4"),
         ("pdf", 8, "4"),
         ("markdown", 0, "front-matter-4"),  # 2: front matter only as ingest reads it
-        ("paragraph", 0, ""),  # cuts as before: an index built with it is left alone
+        ("paragraph", 0, "2"),  # 2: a lone CR breaks lines; invisible-only paragraphs go
     ],
 )
 def test_a_chunker_that_cuts_differently_names_a_new_layout(chunker, overlap, layout) -> None:

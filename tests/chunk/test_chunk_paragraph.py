@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxselect.chunk import ParagraphChunker
 from ctxselect.errors import ConfigError
+from ctxselect.ingest.text import normalize
 from ctxselect.tokens import get_counter
 from ctxselect.types import Document
 
@@ -58,3 +61,35 @@ def test_single_newlines_do_not_separate_paragraphs() -> None:
 def test_overlap_is_refused() -> None:
     with pytest.raises(ConfigError, match="overlap"):
         ParagraphChunker(100, 10)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_a_lone_cr_breaks_lines_as_lf_and_crlf_do(newline: str) -> None:
+    # API text is not normalised: the same paragraphs whatever the line ends, offsets exact
+    text = TEXT.replace("\n", newline)
+    assert spans(30, text) == [s.replace("\n", newline) for s in spans(30)]
+
+
+@pytest.mark.parametrize("text", ["one\r\ntwo", "one\rtwo", "one\ntwo"])
+def test_one_line_break_is_not_a_blank_line(text: str) -> None:
+    assert spans(3, text) == [text]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from(["a", "b", " ", "\t", "\n", "\r", "\u200b"]), max_size=40))
+def test_paragraphs_are_those_of_the_text_ingest_would_store(text: str) -> None:
+    # size 1: each paragraph is a chunk of its own; ingest turns CRLF and CR into LF
+    raw = ParagraphChunker(1, 0, get_counter("chars4")).chunk(Document("r", text))
+    stored = ParagraphChunker(1, 0, get_counter("chars4")).chunk(Document("n", normalize(text)))
+    assert [normalize(c.text) for c in raw] == [c.text for c in stored]
+    assert all(text[c.start : c.end] == c.text for c in raw)
+
+
+def test_an_invisible_only_paragraph_is_in_no_chunk() -> None:
+    text = "Alpha one.\n\n\u200b\u2060\n\n\ufeff\n\nBeta two."
+    assert spans(5, text) == ["Alpha one.", "Beta two."]
+    assert spans(5, "\u200b\n\n\u00ad") == []
+
+
+def test_the_layout_names_the_new_rule() -> None:
+    assert ParagraphChunker(100).layout == "2"

@@ -61,3 +61,12 @@ def test_an_encoding_tiktoken_registers_itself_is_tiktokens_own(monkeypatch) -> 
     monkeypatch.setattr(tiktoken, "get_encoding", {"fake": made}.__getitem__)
     monkeypatch.setattr(bpe, "_ENCODINGS", {})  # the process-wide cache stays as it was
     assert load_encoding("fake") is made
+
+
+def test_no_token_covers_more_characters_than_max_token_chars() -> None:
+    # the chunkers skip counting a span longer than size * max_token_chars: it must hold
+    enc = load_encoding(CL100K_OFFLINE)
+    longest = max(len(enc.decode_single_token_bytes(t)) for t in range(100_256))
+    assert TiktokenCounter().max_token_chars == longest == 128
+    text = "".join(TEXTS) * 20
+    assert TiktokenCounter().count(text) >= len(text) / longest

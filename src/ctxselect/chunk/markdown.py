@@ -3,9 +3,10 @@
 Headings come from markdown-it-py's block tokens, whose line maps point back into the
 source, so ``#`` lines inside fenced code never start a section. A section too large for
 ``size`` is cut by the recursive splitter; small sibling sections are merged. Front matter
-(a ``---`` first line, YAML-like lines, a closing ``---`` or ``...``) is metadata, not
-content: it is in no chunk (chunks start after it, offsets unchanged), and the parser
-never reads it as a thematic break and a setext heading.
+(YAML between ``---`` lines or TOML between ``+++`` lines, as
+:func:`ctxselect.types.read_front_matter` reads it) is metadata, not content: it is in no
+chunk (chunks start after it, offsets unchanged), and the parser never reads it as a
+thematic break and a setext heading.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def headings(text: str) -> list[tuple[int, int, int, str]]:
     line_starts = [0]
     line_starts.extend(m.end() for m in NEWLINE.finditer(text))
     line_starts.append(len(text))
-    skip = front_matter_end(text)  # blanked, so its lines keep their numbers
-    tokens = _parser().parse(re.sub(r"[^\n]", " ", text[:skip]) + text[skip:])
+    skip = front_matter_end(text)  # blanked, so its lines (CR-only ones too) keep their numbers
+    tokens = _parser().parse(re.sub(r"[^\r\n]", " ", text[:skip]) + text[skip:])
     found = []
     for i, token in enumerate(tokens):
         # level 0: headings nested in lists or quotes do not open document sections.

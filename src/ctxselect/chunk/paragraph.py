@@ -13,12 +13,14 @@ from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
 from ctxselect.types import Chunk, Document
 
-# A blank line: a line break, optional whitespace, another line break.
-BLANK_LINE = re.compile(r"\n\s*\n")
+# A blank line: a line break, optional whitespace, another line break. A line break is
+# CRLF, LF or a lone CR (API text is not normalised as ingest normalises files); the
+# atomic group keeps one CRLF from counting as two breaks.
+BLANK_LINE = re.compile(r"(?>\r\n|\r|\n)\s*(?>\r\n|\r|\n)")
 
 
 def paragraph_spans(text: str) -> list[tuple[int, int]]:
-    """Return the trimmed, non-blank paragraphs of ``text`` as ``(start, end)`` spans."""
+    """Return the trimmed paragraphs of ``text`` holding visible text, as ``(start, end)``."""
     spans = []
     start = 0
     for match in BLANK_LINE.finditer(text):
@@ -45,6 +47,9 @@ class ParagraphChunker(SizedChunker):
     """
 
     name = "paragraph"
+    # 2: a lone CR is a line break, and a paragraph without a visible character (only
+    # zero-width spaces, a BOM...) is in no chunk (before: one chunk, or a chunk of its own)
+    layout = "2"
 
     def __init__(
         self,

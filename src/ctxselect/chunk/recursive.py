@@ -15,10 +15,9 @@ import itertools
 import re
 from typing import Any
 
-from ctxselect.chunk.spans import TINY_TOKENS, Piece, check_size, has_text, trim
+from ctxselect.chunk.spans import TINY_TOKENS, Piece, check_size, count_up_to, has_text, trim
 from ctxselect.errors import ConfigError
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.tokens.counters import count_many
 
 # Coarsest first. A cut starts a piece, so separators lead the next piece (" word"),
 # which is also how BPE tokenizers attach whitespace: piece counts then add up closely.
@@ -107,7 +106,7 @@ class RecursiveSplitter:
         start, end = trim(text, start, len(text) if end is None else end)
         if start == end:
             return []
-        n = self.counter.count(text[start:end])
+        (n,) = count_up_to(self.counter, self.size, text, [(start, end)])
         if n <= self.size:
             return [Piece(start, end, n)]
         # Atoms leave room for the overlap so that each chunk can take one fresh atom.
@@ -125,7 +124,7 @@ class RecursiveSplitter:
                 break
         else:
             return self._char_atoms(text, start, end, limit)
-        counts = count_many(self.counter, [text[a:b] for a, b in spans])
+        counts = count_up_to(self.counter, limit, text, spans)
         atoms: list[Piece] = []
         for (a, b), n in zip(spans, counts, strict=True):
             if n <= limit:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ctxselect.config import ChunkSpec
 from ctxselect.tokens.base import TokenCounter
-from ctxselect.types import Chunk, Document
+from ctxselect.tokens.counters import count_many
+from ctxselect.types import HIDDEN_CLASS, Chunk, Document
 
-NONSPACE = re.compile(r"\S")
 TINY_TOKENS = 4
 """A piece this small (a heading, one word, ``}``) joins a neighbour when they fit together."""
 
@@ -76,17 +76,55 @@ class Row(NamedTuple):
 
 
 def trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Return ``(start, end)`` moved inwards past whitespace; equal values when blank."""
+    """Return ``(start, end)`` moved inwards past whitespace; equal values when blank.
+
+    Blank means no visible character (:func:`has_text`): a span of zero-width spaces is
+    blank too. Only whitespace is trimmed, so a zero-width space beside text stays in it.
+    """
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    return start, end
+    return (start, end) if has_text(text, start, end) else (start, start)
+
+
+@functools.cache
+def _visible() -> Any:
+    # regex (a core dependency) knows Unicode properties; re does not
+    import regex
+
+    return regex.compile(rf"[^\s\p{{Cc}}{HIDDEN_CLASS}]")
 
 
 def has_text(text: str, start: int, end: int) -> bool:
-    """Return True when ``text[start:end]`` holds a non-whitespace character."""
-    return NONSPACE.search(text, start, end) is not None
+    """Return True when ``text[start:end]`` holds a visible character.
+
+    Invisible are whitespace, controls (Unicode category Cc), format characters (Cf:
+    U+200B ZERO WIDTH SPACE, U+2060 WORD JOINER, U+FEFF BOM, U+00AD SOFT HYPHEN, bidi
+    marks) and the rest of Unicode's Default_Ignorable_Code_Point set (variation
+    selectors, U+3164 HANGUL FILLER). No chunker makes a chunk without a visible character.
+    """
+    return start < end and _visible().search(text, start, end) is not None
+
+
+def count_up_to(
+    counter: TokenCounter, limit: int, text: str, spans: Sequence[tuple[int, int]]
+) -> list[int]:
+    """Return the tokens of each span ``text[a:b]``, or ``limit + 1`` for a span too long
+    to be within ``limit`` (not counted, as the chunkers only cut such a span further).
+
+    A token covers at most ``counter.max_token_chars`` characters (the bytes of its
+    longest token), so a span longer than ``limit`` times that is above ``limit``.
+    Counting every level of a deep syntax tree whole re-read a 1.25 MB minified file
+    once per level; counters without the attribute are asked for every span.
+    """
+    longest = getattr(counter, "max_token_chars", 0)
+    todo = [i for i, (a, b) in enumerate(spans) if longest <= 0 or b - a <= limit * longest]
+    counts = [limit + 1] * len(spans)
+    found = count_many(counter, [text[spans[i][0] : spans[i][1]] for i in todo])
+    for i, n in zip(todo, found, strict=True):
+        counts[i] = n
+    return counts
 
 
 def check_size(chunker: str, size: int, overlap: int) -> None:

@@ -6,6 +6,7 @@ whose behaviour is known, and users add a safety margin for the model they actua
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ _BATCH_MIN_CPUS = 3
 
 _LOCK = threading.Lock()
 _ENCODINGS: dict[str, Any] = {}
+_LONGEST: dict[str, int] = {}  # encoding -> bytes of its longest token
 
 
 def load_encoding(encoding: str) -> Any:
@@ -44,6 +46,16 @@ def load_encoding(encoding: str) -> Any:
         return _ENCODINGS[encoding]
 
 
+def longest_token(encoding: str) -> int:
+    """Return the bytes of the longest token of ``encoding`` (0 when unknown).
+
+    A text of ``c`` characters (at least ``c`` UTF-8 bytes) is then at least
+    ``c / longest_token`` tokens: chunkers skip counting spans that cannot fit.
+    """
+    load_encoding(encoding)
+    return _LONGEST.get(encoding, 0)
+
+
 def _load(encoding: str) -> Any:
     """Build the encoding, without keeping its Python copy of the merge ranks.
 
@@ -56,7 +68,10 @@ def _load(encoding: str) -> Any:
 
     params = _offline_params(encoding)
     if params is None:  # not the offline plugin's encoding: tiktoken's own, as it is
-        return _registered(tiktoken, encoding)
+        found = _registered(tiktoken, encoding)
+        _LONGEST[encoding] = max(map(len, getattr(found, "_mergeable_ranks", {})), default=0)
+        return found
+    _LONGEST[encoding] = max(map(len, params["mergeable_ranks"]), default=0)
 
     class LeanEncoding(tiktoken.Encoding):
         def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -91,6 +106,13 @@ def _registered(tiktoken: Any, encoding: str) -> Any:
         ) from exc
 
 
+@functools.cache
+def _cpus() -> int:
+    # asked once: os.cpu_count() reads the system each call, and chunkers count in
+    # many small batches (150,000 for a large minified file)
+    return os.cpu_count() or 1
+
+
 @TOKENIZERS.register("cl100k")
 class TiktokenCounter:
     """Count tokens exactly in a tiktoken BPE encoding (``cl100k_base`` by default).
@@ -107,16 +129,20 @@ class TiktokenCounter:
         """Return the number of tokens ``text`` encodes to."""
         return len(load_encoding(self.encoding).encode_ordinary(text))
 
+    @property
+    def max_token_chars(self) -> int:
+        """The most characters one token can cover (its longest token's bytes; 0: unknown)."""
+        return longest_token(self.encoding)
+
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Return the token count of each text, in order; long texts in threads."""
         enc = load_encoding(self.encoding)
-        cpus = os.cpu_count() or 1
         if (
-            cpus >= _BATCH_MIN_CPUS
-            and len(texts) >= _BATCH_MIN_TEXTS
+            len(texts) >= _BATCH_MIN_TEXTS
+            and _cpus() >= _BATCH_MIN_CPUS
             and sum(map(len, texts)) >= _BATCH_MIN_MEAN_CHARS * len(texts)
         ):
-            threads = min(8, cpus)
+            threads = min(8, _cpus())
             return [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=threads)]
         encode = enc.encode_ordinary
         return [len(encode(text)) for text in texts]
