@@ -48,7 +48,7 @@ GRID = SweepGrid(
     chunkers=("tokens",),
     sizes={"tokens": (16, 32)},
     modes=("bm25", "dense", "hybrid"),
-    budgets=(60, 120),
+    budgets=(100, 200),
 )
 # per (chunker, size, mode): one ranking setting and one per budget
 SETTINGS_PER_MODE = 2 * (1 + len(GRID.budgets))
@@ -137,7 +137,7 @@ def test_rerun_reuses_every_row_and_embeds_nothing(files, tmp_path):
     assert again.sizes == first.sizes and again.curves == first.curves
     assert (embedder.passages, embedder.queries) == ([], [])
     # a new budget builds the retrievers again: chunk and query vectors come from out/vectors
-    more = sweep(files, out, embedder, grid=dataclasses.replace(GRID, budgets=(60, 120, 240)))
+    more = sweep(files, out, embedder, grid=dataclasses.replace(GRID, budgets=(100, 200, 400)))
     assert (more.computed, more.reused) == (3 * 2, 3 * SETTINGS_PER_MODE)
     assert (embedder.passages, embedder.queries) == ([], [])
 

@@ -288,6 +288,23 @@ def test_a_knee_at_the_smallest_budget_swept_says_sweep_smaller_budgets(tmp_path
     assert any(line.split()[1] == "500<" for line in text.splitlines() if "/bm25/" in line)
 
 
+def test_a_knee_at_the_smallest_budget_select_takes_asks_for_no_smaller_one(tmp_path):
+    report = toy_report(tmp_path, KneeSettings("recall", 0.5, 0.01))
+    at_minimum = dataclasses.replace(  # as if 100 tokens, select's minimum, were swept first
+        report, recommended=dataclasses.replace(report.recommended, budget=100)
+    )
+    text = sweep_tables(at_minimum)
+    assert "at the lower edge, which is the smallest budget select takes (100 tokens)" in text
+    assert "sweep smaller budgets (100" not in text
+    assert "less may do as well, down to 100)" in sweep_tables(report)
+
+
+def test_the_sweep_line_says_one_document_and_one_query_in_the_singular(tmp_path):
+    one = dataclasses.replace(toy_report(tmp_path), documents=1, n_queries=1)
+    assert sweep_tables(one).startswith("Sweep on toy: 1 document, 1 query, documents labels")
+    assert "Sweep on toy: 10 documents, 20 queries," in sweep_tables(toy_report(tmp_path))
+
+
 def test_trade_offs_in_plain_words(tmp_path):
     report = toy_report(tmp_path)
     large = report.curves[1]

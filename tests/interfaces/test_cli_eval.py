@@ -50,7 +50,7 @@ def test_eval_with_budgets_json_and_per_query_file(files, tmp_path):
         "--index",
         str(tmp_path / "ix"),
         "--budgets",
-        "40,400",
+        "150,400",
         "--metrics",
         "ndcg@10,recall@100t",
         "--per-query",
@@ -58,25 +58,27 @@ def test_eval_with_budgets_json_and_per_query_file(files, tmp_path):
         "--json",
     )
     data = json.loads(result.stdout)
-    assert data["budgets"] == [40, 100, 400] and data["packer"] == "skip"
+    assert data["budgets"] == [100, 150, 400] and data["packer"] == "skip"
     assert data["level"] == "doc" and data["label_kind"] == "documents"
     assert set(data["metrics"]) == {"ndcg@10"} | {
         f"{m}@{b}t"
         for m in ("recall", "hit", "relevant-tokens", "tokens_used", "chunks")
-        for b in (40, 100, 400)
+        for b in (100, 150, 400)
     }
-    assert data["metrics"]["hit@400t"] == 1.0 and data["metrics"]["tokens_used@40t"] <= 40
+    assert data["metrics"]["hit@400t"] == 1.0 and data["metrics"]["tokens_used@150t"] <= 150
     # q2's second relevant document is not in the corpus: it counts, as in recall@k
     assert data["metrics"]["recall@400t"] == pytest.approx((1 + 1 / 2) / 2)
     assert data["n_queries"] == 2 and data["excluded_no_relevant"] == 1
     assert data["unknown_queries_in_qrels"] == 1 and data["unknown_docs_in_qrels"] == 1
+    assert data["unknown_query_ids"] == ["q7"] and data["unknown_doc_ids"] == ["ghost.md"]
     lines = [json.loads(line) for line in per_query.read_text().splitlines()]
-    assert [line["qid"] for line in lines] == ["q1", "q2"] and "recall@40t" in lines[0]
+    assert [line["qid"] for line in lines] == ["q1", "q2"] and "recall@150t" in lines[0]
     assert data["per_query_path"] == str(per_query)
     text = run("eval", *labeled(files), "--index", str(tmp_path / "ix"), "--budgets", "400")
     assert (
         "recall@400t" in text.output
-        and "judged queries missing from the queries file: 1" in text.output
+        and "judged queries missing from the queries file: 1 (q7)" in text.output
+        and "judged documents not in the corpus: 1 (ghost.md)" in text.output
     )
 
 
@@ -119,7 +121,7 @@ def test_sweep_json_recommend_and_tables(files, tmp_path):
         "--sizes",
         "20,60",
         "--budgets",
-        "30,60,400",
+        "100,200,400",
         "--out",
         out,
         "--no-plots",
@@ -171,7 +173,8 @@ def test_sweep_json_recommend_and_tables(files, tmp_path):
 def test_sweep_with_a_grid_file(files, tmp_path):
     grid = tmp_path / "grid.toml"
     grid.write_text(
-        'modes = ["bm25", "tfidf"]\nbudgets = [50, 500]\n[sizes]\ntokens = [30]\n', encoding="utf-8"
+        'modes = ["bm25", "tfidf"]\nbudgets = [100, 500]\n[sizes]\ntokens = [30]\n',
+        encoding="utf-8",
     )
     data = json.loads(
         run(

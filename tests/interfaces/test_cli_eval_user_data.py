@@ -92,14 +92,17 @@ def test_tsv_queries_with_a_bad_line_name_file_line_and_form(data, tmp_path):
 
 
 def test_sweep_recommends_no_budget_smaller_than_every_chunk(data, tmp_path):
-    out = tmp_path / "out"
+    corpus, out = tmp_path / "long", tmp_path / "out"
+    corpus.mkdir()  # each document one chunk of about 300 tokens: no budget swept holds one
+    for i in range(TOPICS):
+        (corpus / f"t{i:02d}.md").write_text(f"topic{i}word marker{i} context budget " * 60)
     args = (
-        "sweep", "--corpus", str(data["corpus"]), "--queries", str(data["queries"]),
-        "--qrels", str(data["qrels"]), "--sizes", "64", "--budgets", "5,10",
+        "sweep", "--corpus", str(corpus), "--queries", str(data["queries"]),
+        "--qrels", str(data["qrels"]), "--sizes", "512", "--budgets", "100,150",
         "--out", str(out), "--no-plots",
     )  # fmt: skip
     message = fails(*args, "--recommend")
-    assert message.startswith("error: no budget to recommend: at every budget swept (5 to 10")
+    assert message.startswith("error: no budget to recommend: at every budget swept (100 to 150")
     assert "no selection holds any chunk" in message and "sweep larger budgets" in message
     assert (out / "results.jsonl").stat().st_size > 0  # what was measured is kept
     tables = run(*args).output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ctxselect.api.evaluate import EvalResult, LabReport
 from ctxselect.eval import BudgetRow, Comparison, MetricComparison, SizeSweepRow
 from ctxselect.interfaces.cli import render_measure
@@ -85,3 +87,39 @@ def test_comparison_text_says_which_run_was_scored_by_document() -> None:
         "chunk.trec ranks chunks (DOC#N ids, as eval --level chunk writes them): scored by "
         "document, each ranked by its best chunk"
     ) in text
+
+
+def test_eval_text_says_one_document_one_chunk_one_query_in_the_singular() -> None:
+    first = render_measure.eval_result(_eval_result(documents=1, chunks=1, n_queries=1))
+    assert first.startswith("cranfield/corpus.jsonl: 1 document, 1 chunk (auto 512 cl100k)")
+    assert ", 1 query, documents labels" in first.splitlines()[0]
+    many = render_measure.eval_result(_eval_result()).splitlines()[0]
+    assert "1398 documents, 1412 chunks" in many and "225 queries" in many
+
+
+def test_lab_and_comparison_text_say_one_labeled_query_in_the_singular() -> None:
+    one = dataclasses.replace(_report(()), n_queries=1)
+    assert render_measure.lab_report(one).startswith("Chunk-size sweep on notes (1 labeled query,")
+    row = MetricComparison("ndcg@10", 0.3, 0.3, 0.0, 1.0, 0, 1, 0)
+    result = Comparison((row,), 1, 10, 1, 0, 0, 0, "a.trec", "b.trec")
+    assert "; 1 judged query; wins" in render_measure.comparison(result)
+
+
+def test_eval_text_names_the_first_five_ids_then_an_ellipsis() -> None:
+    text = render_measure.eval_result(
+        _eval_result(
+            unknown_queries_in_qrels=2,
+            unknown_query_ids=("q7", "q9"),
+            unknown_docs_in_qrels=6,
+            unknown_doc_ids=tuple(f"d{i}" for i in range(6)),
+            empty_docs_in_qrels=1,
+            empty_doc_ids=("995",),
+        )
+    ).splitlines()
+    assert "judged queries missing from the queries file: 2 (q7, q9)" in text
+    assert "judged documents not in the corpus: 6 (d0, d1, d2, d3, d4, ...)" in text
+    assert "judged documents that are empty (no text to index): 1 (995)" in text
+
+
+def test_ids_with_control_characters_stay_on_their_line() -> None:
+    assert render_measure.first_ids(["a\nb", "c"]) == "a\\nb, c"

@@ -208,6 +208,54 @@ def calibrate_index(
         return report
 
 
+@dataclass(frozen=True, slots=True)
+class LabelMismatches:
+    """Judgments that fit neither the queries file nor the index, counted and named.
+
+    The fields are named as in ``EvalResult`` (``ctxselect eval``), which reports the same.
+
+    Attributes:
+        unknown_queries_in_qrels: Judged query ids the queries file lacks (not asked).
+        unknown_query_ids: Those ids, sorted.
+        unknown_docs_in_qrels: Judgments (query, document) naming documents not indexed.
+        unknown_doc_ids: Their distinct document ids, sorted.
+        unmatched_labels: Lab labels (``{"query", "label"}`` queries) matching no
+            indexed document, in file order: their queries are not used.
+    """
+
+    unknown_queries_in_qrels: int = 0
+    unknown_query_ids: tuple[str, ...] = ()
+    unknown_docs_in_qrels: int = 0
+    unknown_doc_ids: tuple[str, ...] = ()
+    unmatched_labels: tuple[str, ...] = ()
+
+
+def label_mismatches(labeled: _eval.LabeledSet) -> LabelMismatches:
+    """What of ``labeled``'s judgments its queries file or corpus does not know."""
+    return LabelMismatches(
+        labeled.unknown_queries,
+        labeled.unknown_query_ids,
+        labeled.unknown_docs,
+        labeled.unknown_doc_ids,
+        labeled.unmatched_labels,
+    )
+
+
+def index_label_mismatches(
+    index: str | os.PathLike[str] | None,
+    queries: str | os.PathLike[str],
+    qrels: str | os.PathLike[str] | None = None,
+) -> LabelMismatches:
+    """Read the labels against a stored index and say what of them it does not know.
+
+    Raises:
+        InputError: A file is malformed, or no query has a relevant document.
+    """
+    with open_index(index) as idx:
+        doc_ids = set(idx.store.doc_hashes())
+        return label_mismatches(_eval.load_labeled_set(queries, qrels, None, doc_ids, len))
+
+
 def indexed_queries(labeled: _eval.LabeledSet, doc_ids: set[str]) -> dict[str, str]:
     """qid -> text of the labeled queries with a relevant document (grade >= 1) that the
     index holds: a query whose relevant documents are all elsewhere has only negative
@@ -283,10 +331,13 @@ __all__ = [
     "CALIBRATION_DEPTH",
     "MIN_CALIBRATION_QUERIES",
     "CalibrationReport",
+    "LabelMismatches",
     "ThresholdChoice",
     "calibrate_index",
     "choose_threshold",
+    "index_label_mismatches",
     "indexed_queries",
+    "label_mismatches",
     "net_value",
     "too_few_error",
 ]

@@ -29,6 +29,7 @@ from ctxselect.api.selections import (
     selection_depth,
 )
 from ctxselect.budget.stop import check_stop
+from ctxselect.config import check_budget_range
 from ctxselect.errors import ConfigError
 from ctxselect.eval import MetricSpec
 from ctxselect.ingest.walk import BEIR_CORPUS, is_beir_folder
@@ -143,9 +144,14 @@ def plan_eval(
     stop = check_stop(stop)
     filter = make_filter(include, exclude, where)
     ranking, budget_specs = _eval.split_metrics(metrics)
+    for value in budgets:
+        check_budget_range(_budget.check_budget(value))  # select's range and words
+    for spec in budget_specs:
+        try:
+            check_budget_range(spec.budget)
+        except ConfigError as exc:
+            raise ConfigError(f"metric {spec}: {exc}") from None
     wanted = sorted({*(int(b) for b in budgets), *(b.budget for b in budget_specs)})
-    for value in wanted:
-        _budget.check_budget(value)
     if not wanted and (stop != "none" or stored_calibration):
         what = f"stop={stop}" if stop != "none" else "stored_calibration"
         raise ConfigError(

@@ -98,7 +98,8 @@ class EvalResult:
     names the lab labels (``{"query", "label"}`` queries) matching no document: their
     queries are among ``excluded_no_relevant``. ``empty_docs_in_qrels`` counts
     judgments of documents the corpus holds without text (skipped, never indexed; not
-    in ``unknown_docs_in_qrels``).
+    in ``unknown_docs_in_qrels``). ``unknown_query_ids``, ``unknown_doc_ids`` and
+    ``empty_doc_ids`` name them: the query ids, and the distinct document ids, sorted.
     """
 
     corpus: str
@@ -133,6 +134,9 @@ class EvalResult:
     tokenizer: str = ""
     unmatched_labels: tuple[str, ...] = ()
     empty_docs_in_qrels: int = 0
+    unknown_query_ids: tuple[str, ...] = ()
+    unknown_doc_ids: tuple[str, ...] = ()
+    empty_doc_ids: tuple[str, ...] = ()
 
 
 def default_eval_index(
@@ -280,6 +284,9 @@ def evaluate_corpus(
         tokenizer=idx.chunk_spec.tokenizer,
         unmatched_labels=labeled.unmatched_labels,
         empty_docs_in_qrels=labeled.empty_docs,
+        unknown_query_ids=labeled.unknown_query_ids,
+        unknown_doc_ids=labeled.unknown_doc_ids,
+        empty_doc_ids=labeled.empty_doc_ids,
     )
 
 

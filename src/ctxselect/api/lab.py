@@ -20,7 +20,7 @@ from ctxselect import tokens as _tokens
 from ctxselect.api import modes as _modes
 from ctxselect.api.read import retriever_for
 from ctxselect.api.selections import selection_depth
-from ctxselect.config import LAB_MODE, ChunkSpec
+from ctxselect.config import LAB_MODE, ChunkSpec, check_budget_range
 from ctxselect.errors import InputError
 from ctxselect.retrieve.base import Retriever
 from ctxselect.types import Chunk, Document
@@ -76,9 +76,12 @@ def run_lab(
     embedded once, in memory.
 
     Raises:
-        ConfigError: A dense mode without an embedder. InputError: No labeled query.
+        ConfigError: A dense mode without an embedder, or a budget out of ``select``'s
+            range. InputError: No labeled query.
         UnknownNameError: The embedder name is not registered.
     """
+    for budget in budgets:
+        check_budget_range(budget)  # select's range and words
     model = _modes.experiment_embedder(embedder, [mode], _embed.MemoryVectorCache(), command="lab")
     labeled = _eval.read_labeled(queries)
     if not labeled:

@@ -17,7 +17,7 @@ from pathlib import Path
 from ctxselect import eval as _eval
 from ctxselect.api.read import names
 from ctxselect.budget import stop as _stop
-from ctxselect.config import DEFAULT_INDEX_DIR
+from ctxselect.config import DEFAULT_INDEX_DIR, check_budget_range
 from ctxselect.errors import UnknownNameError
 from ctxselect.eval import SweepGrid
 
@@ -72,7 +72,13 @@ def sweep_grid(
 
 
 def check_grid(grid: SweepGrid) -> SweepGrid:
-    """Check every name of ``grid``; return it with its stop rules in canonical form."""
+    """Check every name and budget of ``grid``; return it with its stop rules in canonical
+    form. Budgets are checked as ``select`` checks its budget (:func:`check_budget_range`).
+
+    Raises:
+        UnknownNameError: A name is not registered.
+        ConfigError: A budget is out of ``select``'s range, or a stop rule is invalid.
+    """
     for kind, values in [
         ("chunker", grid.chunkers),
         ("mode", grid.modes),
@@ -84,6 +90,8 @@ def check_grid(grid: SweepGrid) -> SweepGrid:
         for value in values:
             if value not in valid:
                 raise UnknownNameError(kind, value, valid)
+    for budget in grid.budgets:
+        check_budget_range(budget)  # select's range and words: a smaller one selects nothing
     rules = (_stop.check_stop(s) for s in grid.stops)
     stops = tuple(dict.fromkeys(r if isinstance(r, str) else f"{r:g}" for r in rules))
     return dataclasses.replace(grid, stops=stops)

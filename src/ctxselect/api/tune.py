@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect import eval as _eval
-from ctxselect.api.calibrate import indexed_queries, too_few_error
+from ctxselect.api.calibrate import indexed_queries, label_mismatches, too_few_error
 from ctxselect.api.fusion_candidates import (
     CONVEX_WEIGHTS,
     DEFAULT_METRIC,
@@ -107,6 +107,8 @@ class TuningReport:
             better of them by more than one SE.
         fold_std: Fold-to-fold spread of ``cv``: standard deviation (n - 1) of the folds'
             test means.
+        unknown_queries_in_qrels ... unmatched_labels: What of the labels the queries file
+            or the index lacks (``api.calibrate.LabelMismatches``; :func:`tune_index` only).
     """
 
     spec: FuseSpec
@@ -123,6 +125,11 @@ class TuningReport:
     default_mode: str = ""
     mode: str = HybridRetriever.mode
     fold_std: float = 0.0
+    unknown_queries_in_qrels: int = 0
+    unknown_query_ids: tuple[str, ...] = ()
+    unknown_docs_in_qrels: int = 0
+    unknown_doc_ids: tuple[str, ...] = ()
+    unmatched_labels: tuple[str, ...] = ()
 
 
 def tune_fusion(
@@ -331,7 +338,8 @@ def tune_index(
             metric=metric,
         )
         mode = DEFAULT_MODE if report.mode == "keyword" else report.mode  # hybrid fuses bm25
-        report = dataclasses.replace(report, index=idx.path, default_mode=mode)
+        unknown = dataclasses.asdict(label_mismatches(labeled))
+        report = dataclasses.replace(report, index=idx.path, default_mode=mode, **unknown)
         if write:
             with idx.store.lock(wait):
                 idx.store.commit_settings(

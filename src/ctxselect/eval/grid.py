@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxselect.config import DEFAULT_MODE
+from ctxselect.config import DEFAULT_MODE, check_budget_range
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval._files import PathLike
 
@@ -124,6 +124,17 @@ def _numbers(value: object, key: str, where: str) -> tuple[int, ...]:
     return numbers
 
 
+def _budgets(value: object, where: str) -> tuple[int, ...]:
+    """Budgets, each in ``select``'s range (a smaller one measures selections never made)."""
+    budgets = _numbers(value, "budgets", where)
+    for budget in budgets:
+        try:
+            check_budget_range(budget)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: budgets: {exc}") from None
+    return budgets
+
+
 def _sizes(value: object, where: str) -> dict[str | None, tuple[int, ...]]:
     if isinstance(value, Mapping):
         return {str(k): _numbers(v, f"sizes.{k}", where) for k, v in value.items()}
@@ -187,8 +198,8 @@ def make_grid(
     override the sizes of that chunker only.
 
     Raises:
-        ConfigError: A list is empty, a number is < 1, or sizes name a chunker that is
-            not in the grid.
+        ConfigError: A list is empty, a number is < 1, a budget is below ``select``'s
+            minimum, or sizes name a chunker that is not in the grid.
     """
     raw = dict(file_values or {})
     where = str(raw.pop("where", "flags"))
@@ -211,7 +222,7 @@ def make_grid(
         sizes={c: s for c, s in per_chunker.items() if s is not None},
         modes=_names(modes or raw.get("modes", base.modes), "modes", where),
         packers=_names(packers or raw.get("packers", base.packers), "packers", where),
-        budgets=_numbers(budgets or raw.get("budgets", base.budgets), "budgets", where),
+        budgets=_budgets(budgets or raw.get("budgets", base.budgets), where),
         tokenizer=_name(tokenizer or raw.get("tokenizer", base.tokenizer), "tokenizer", where),
         format=_name(format or raw.get("format", base.format), "format", where),
         stops=_stops(stops or raw.get("stops", base.stops), where),

@@ -47,6 +47,9 @@ class LabeledSet:
             queries are among ``excluded_no_relevant`` (``lab`` names them too).
         empty_docs: Judgments naming documents the corpus has with no text (never
             indexed; see :func:`note_empty_documents`), not counted in ``unknown_docs``.
+        unknown_query_ids: The ``unknown_queries`` ids, sorted.
+        unknown_doc_ids: The distinct documents of ``unknown_docs``, sorted.
+        empty_doc_ids: The distinct documents of ``empty_docs``, sorted.
     """
 
     queries: dict[str, str]
@@ -59,6 +62,9 @@ class LabeledSet:
     span_lines: tuple[str, ...] = ()
     unmatched_labels: tuple[str, ...] = ()
     empty_docs: int = 0
+    unknown_query_ids: tuple[str, ...] = ()
+    unknown_doc_ids: tuple[str, ...] = ()
+    empty_doc_ids: tuple[str, ...] = ()
 
     def content_hash(self) -> str:
         """Hash of the query texts and labels, so results are keyed by what judged them."""
@@ -134,16 +140,20 @@ def load_labeled_set(
         )
     ids = doc_ids if isinstance(doc_ids, set | frozenset) else set(doc_ids)
     span_docs = {d for docs in known.spans.values() for d in docs if d in ids}
+    unknown_qids = sorted(qid for qid in labels.qrels if qid not in texts)
+    unknown_doc_ids = sorted({d for judged in known.qrels.values() for d in judged if d not in ids})
     return LabeledSet(
         queries={qid: texts[qid] for qid in evaluated},
         labels=known,
         labels_file=os.fspath(qrels or spans or ""),
         excluded_no_relevant=len(texts) - len(evaluated),
-        unknown_queries=sum(1 for qid in labels.qrels if qid not in texts),
+        unknown_queries=len(unknown_qids),
         unknown_docs=count_unknown_docs(known.qrels, ids),
         spans_beyond_text=known.spans_beyond({d: doc_length(d) for d in span_docs}),
         span_lines=span_lines,
         unmatched_labels=unmatched,
+        unknown_query_ids=tuple(unknown_qids),
+        unknown_doc_ids=tuple(unknown_doc_ids),
     )
 
 
@@ -162,7 +172,13 @@ def note_empty_documents(
     if not empty:
         return labeled
     pairs = sum(1 for judged in labeled.labels.qrels.values() for d in judged if d in empty)
-    return dataclasses.replace(labeled, unknown_docs=labeled.unknown_docs - pairs, empty_docs=pairs)
+    return dataclasses.replace(
+        labeled,
+        unknown_docs=labeled.unknown_docs - pairs,
+        empty_docs=pairs,
+        unknown_doc_ids=tuple(d for d in labeled.unknown_doc_ids if d not in empty),
+        empty_doc_ids=tuple(sorted(empty)),
+    )
 
 
 def _empty_documents(corpus: Path, candidates: set[str]) -> set[str]:

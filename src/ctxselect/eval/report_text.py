@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctxselect.config import MIN_BUDGET
 from ctxselect.eval.labeled_set import EMPTY_DOCS_NOTE
 from ctxselect.eval.summary import SweepReport, knee_row
 from ctxselect.eval.tables import render_table, to_markdown
@@ -29,9 +30,11 @@ COST_RULE = (
 
 def describe(report: SweepReport) -> str:
     """One line naming the dataset, its size and what the labels judge."""
+    documents = f"{report.documents} document{'' if report.documents == 1 else 's'}"
+    queries = f"{report.n_queries} quer{'y' if report.n_queries == 1 else 'ies'}"
     line = (
-        f"Sweep on {report.dataset}: {report.documents} documents, {report.n_queries} "
-        f"queries, {report.label_kind} labels, ranking metrics at {report.level} level"
+        f"Sweep on {report.dataset}: {documents}, {queries}, {report.label_kind} labels, "
+        f"ranking metrics at {report.level} level"
     )
     counts = [
         (report.excluded_no_relevant, "queries without a judged-relevant document excluded"),
@@ -84,10 +87,15 @@ def recommendation(report: SweepReport) -> str:
             f" (no larger budget gains δ per 1k tokens: the step to {knee.next_budget:,} "
             f"gains {knee.gain_after:.4f})"
         )
-    if knee.at_lower_edge:
+    if knee.at_lower_edge and knee.budget <= MIN_BUDGET:  # nothing smaller can be swept
+        where += (
+            f"; at the lower edge, which is the smallest budget select takes ({MIN_BUDGET:,} "
+            "tokens)"
+        )
+    elif knee.at_lower_edge:
         where += (
             f"; at the lower edge: sweep smaller budgets ({knee.budget:,} is the smallest "
-            "swept, and less may do as well)"
+            f"swept, and less may do as well, down to {MIN_BUDGET:,})"
         )
     return (
         f"Recommended: {report.recommended_configuration} at {knee.budget:,} tokens{where}; "

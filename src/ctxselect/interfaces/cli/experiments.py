@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import click
 
-from ctxselect import config
+from ctxselect import api, config
 from ctxselect.api import evaluate
-from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER
+from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER, ChunkSpec
+from ctxselect.errors import CtxselectError
 from ctxselect.interfaces.cli import (
     render_measure,
     sweep,  # noqa: F401  (registers `sweep` and `cost`)
@@ -28,14 +29,14 @@ from ctxselect.interfaces.cli.numbers import number, number_list
 from ctxselect.interfaces.cli.options import (
     DENSE_EXTRA,
     LEVEL_HELP,
-    budget_list,
     check_stop_option,
-    chunk_options,
     chunk_spec,
     embedder_choices,
     in_memory_embedder_help,
+    index_chunk_options,
     name_option,
 )
+from ctxselect.interfaces.cli.sweep import BUDGETS_HELP, select_budgets
 
 
 @cli.command("eval")
@@ -59,7 +60,10 @@ from ctxselect.interfaces.cli.options import (
     help="Comma-separated name@k, and budget metrics such as recall@2000t.",
 )
 @click.option(
-    "--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 500,1000,2000."
+    "--budgets",
+    callback=select_budgets,
+    default=None,
+    help=f"Token budgets, e.g. 500,1000,2000 ({BUDGETS_HELP}).",
 )
 @click.option("--level", default="doc", show_default=True, help=LEVEL_HELP)
 @name_option("packer", DEFAULT_PACKER, choices("packer") + " (budgets).")
@@ -98,7 +102,7 @@ from ctxselect.interfaces.cli.options import (
     help="Stop with the index's stored calibration instead (it may have seen these labels).",
 )
 @filter_options
-@chunk_options
+@index_chunk_options
 @json_option
 def eval_cmd(
     corpus: str,
@@ -136,7 +140,13 @@ def eval_cmd(
     of sample (each query scored by a model fitted on the other folds' queries), never
     on the queries it scores, unless --stored-calibration. --include, --exclude and
     --where restrict every ranking as in `search` (judgments are not filtered).
+
+    Without --index, each corpus and set of chunk flags gets its own index under
+    .ctxselect/eval, and a flag left out is the default. With --index DIR, the chunk
+    flags work as for `index`: a flag left out keeps DIR's own setting (the defaults
+    if DIR holds no index yet), and a changed setting rebuilds DIR.
     """
+    flags = (chunker, size, overlap, tokenizer)
     result = evaluate.evaluate_corpus(
         corpus,
         queries,
@@ -149,7 +159,7 @@ def eval_cmd(
         packer=packer,
         format=fmt,
         index=index,
-        chunk=chunk_spec(chunker, size, overlap, tokenizer),
+        chunk=chunk_spec(*flags, _built_chunk(index, *flags)),
         run_out=run_out,
         depth=depth,
         per_query_out=per_query,
@@ -164,6 +174,18 @@ def eval_cmd(
     emit_json(result) if as_json else click.echo(render_measure.eval_result(result))
 
 
+def _built_chunk(index: str | None, *flags: object) -> ChunkSpec | None:
+    """The chunk settings the ``--index`` folder was built with, so that a chunk flag left
+    out keeps its value there, as with ``index`` (None: no --index, no flag or no index)."""
+    if not index or all(flag is None for flag in flags):
+        return None
+    try:
+        with api.open_index(index) as idx:
+            return idx.settings.chunk
+    except CtxselectError:  # none yet, or unreadable: indexing it says why
+        return None
+
+
 @cli.command()
 @click.option("--corpus", required=True, type=click.Path(), help="Folder of documents.")
 @click.option("--queries", required=True, type=click.Path(), help='JSONL of {"query", "label"}.')
@@ -173,7 +195,9 @@ def eval_cmd(
     default=None,
     help="Chunk sizes in characters.",
 )
-@click.option("--budgets", callback=budget_list, default=None, help="Budgets in tokens.")
+@click.option(
+    "--budgets", callback=select_budgets, default=None, help=f"Budgets in tokens ({BUDGETS_HELP})."
+)
 @click.option(
     "--budget-chunk-chars",
     type=number(config.CHUNK_SIZE),

@@ -5,6 +5,7 @@ The read-path and index commands' text is in :mod:`~ctxselect.interfaces.cli.ren
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ctxselect.api.evaluate import (
@@ -17,6 +18,16 @@ from ctxselect.api.evaluate import (
 from ctxselect.api.modes import fusion_modes
 from ctxselect.api.sweep import SweepReport
 from ctxselect.api.tune import TuningReport
+from ctxselect.interfaces.cli.render import counted, one_line
+
+SHOWN_IDS = 5
+"""Ids named in a text line before ``...`` (``--json`` lists them all)."""
+
+
+def _queries(n: int, kind: str = "") -> str:
+    """``1 labeled query``, ``2 labeled queries`` (``kind`` the adjective, if any)."""
+    noun = f"{kind} query".strip()
+    return counted(n, noun, noun.removesuffix("y") + "ies")
 
 
 def tuning_report(report: TuningReport, *, written: bool) -> str:
@@ -24,8 +35,8 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
     metric = report.metric
     versus = "  ".join(f"{name} {value:.4f}" for name, value in report.baselines.items())
     lines = [
-        f"{report.index}: tuned hybrid fusion on {report.n_queries} labeled queries, "
-        f"{report.grid_size} settings, {len(report.folds)}-fold cross-validation (seed "
+        f"{report.index}: tuned hybrid fusion on {_queries(report.n_queries, 'labeled')}, "
+        f"{counted(report.grid_size, 'setting')}, {len(report.folds)}-fold cross-validation (seed "
         f"{report.seed})",
         f"chosen:        {report.spec.label()} (depth {report.spec.depth})"
         + ("" if report.mode in fusion_modes() else f" for hybrid; {report.mode} alone to use"),
@@ -56,8 +67,9 @@ def tuning_report(report: TuningReport, *, written: bool) -> str:
 def eval_result(result: EvalResult) -> str:
     """Metric values and what the evaluation covered."""
     lines = [
-        f"{result.corpus}: {result.documents} documents, {result.chunks} chunks "
-        f"({_chunking(result)}), mode {result.mode}, {result.n_queries} queries, "
+        f"{result.corpus}: {counted(result.documents, 'document')}, "
+        f"{counted(result.chunks, 'chunk')} ({_chunking(result)}), mode {result.mode}, "
+        f"{_queries(result.n_queries)}, "
         f"{result.label_kind} labels, {result.level} level, run {result.depth} deep"
         + (f", embedder {result.embedder}" if result.embedder else ""),
     ]
@@ -76,12 +88,22 @@ def eval_result(result: EvalResult) -> str:
     counts = [
         (result.excluded_no_relevant, "excluded (no judged-relevant document)"),
         (result.missing_from_run, "queries with no hit (scored 0)"),
-        (result.unknown_queries_in_qrels, "judged queries missing from the queries file"),
-        (result.unknown_docs_in_qrels or 0, "judged documents not in the corpus"),
-        (result.empty_docs_in_qrels, "judged documents that are empty (no text to index)"),
-        (result.spans_beyond_text, "spans ending past their document's text"),
     ]
     lines.extend(f"{what}: {n}" for n, what in counts if n)
+    lines += label_mismatches(
+        result.unknown_queries_in_qrels,
+        result.unknown_query_ids,
+        result.unknown_docs_in_qrels or 0,
+        result.unknown_doc_ids,
+        where="the corpus",
+    )
+    if result.empty_docs_in_qrels:
+        lines.append(
+            "judged documents that are empty (no text to index): "
+            + _judged(result.empty_docs_in_qrels, result.empty_doc_ids)
+        )
+    if result.spans_beyond_text:
+        lines.append(f"spans ending past their document's text: {result.spans_beyond_text}")
     if result.unmatched_labels:
         lines.append(unmatched_labels_line(result.unmatched_labels))
     if result.per_query_path:
@@ -93,6 +115,40 @@ def eval_result(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
+def label_mismatches(
+    queries: int,
+    query_ids: Sequence[str],
+    judgments: int,
+    doc_ids: Sequence[str],
+    *,
+    where: str,
+) -> list[str]:
+    """Lines naming the judged queries the queries file lacks and the judged documents
+    ``where`` (the corpus, the index) lacks, the first few ids of each (``eval``, ``tune``)."""
+    lines = []
+    if queries:
+        lines.append(
+            f"judged queries missing from the queries file: {queries} ({first_ids(query_ids)})"
+        )
+    if judgments:
+        lines.append(f"judged documents not in {where}: {_judged(judgments, doc_ids)}")
+    return lines
+
+
+def _judged(judgments: int, doc_ids: Sequence[str]) -> str:
+    """``3 (a, b, c)``, or ``3 judgments of 2 documents (a, b)`` when some repeat."""
+    if len(doc_ids) in (0, judgments):
+        return f"{judgments}" + (f" ({first_ids(doc_ids)})" if doc_ids else "")
+    documents = counted(len(doc_ids), "document")
+    return f"{counted(judgments, 'judgment')} of {documents} ({first_ids(doc_ids)})"
+
+
+def first_ids(ids: Sequence[str]) -> str:
+    """The first :data:`SHOWN_IDS` ids, comma-separated, then ``...`` if there are more."""
+    shown = ", ".join(one_line(i) for i in ids[:SHOWN_IDS])
+    return shown + (", ..." if len(ids) > SHOWN_IDS else "")
+
+
 def _chunking(result: EvalResult) -> str:
     """``tokens 512 cl100k``: how the measured index was chunked (``overlap N`` if any)."""
     overlap = f", overlap {result.overlap}" if result.overlap else ""
@@ -102,7 +158,7 @@ def _chunking(result: EvalResult) -> str:
 def lab_report(report: LabReport) -> str:
     """The chapter's two tables."""
     text = (
-        f"Chunk-size sweep on {report.corpus} ({report.n_queries} labeled queries, "
+        f"Chunk-size sweep on {report.corpus} ({_queries(report.n_queries, 'labeled')}, "
         f"paragraph chunks, mode {report.mode}):\n{render_table(report.size_rows)}\n"
         f"Budget table ({report.budget_chunk_chars}-character chunks, {report.packer} fill, "
         f"tokens in {report.tokenizer}, framing included):\n{render_table(report.budget_rows)}"
@@ -175,7 +231,7 @@ def comparison(result: Comparison) -> str:
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in grid]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines += [
-        f"A = {result.run_a}, B = {result.run_b}; {result.n_queries} judged queries; wins "
+        f"A = {result.run_a}, B = {result.run_b}; {_queries(result.n_queries, 'judged')}; wins "
         "count queries where A scores higher.",
         f"p: two-sided paired randomization test, {result.permutations:,} permutations, "
         f"seed {result.seed}.",

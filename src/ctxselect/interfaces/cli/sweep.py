@@ -25,6 +25,23 @@ from ctxselect.interfaces.cli.options import (
 )
 
 
+def select_budgets(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[int, ...]:
+    """Parse ``--budgets 500,1000``, refusing a budget ``select`` refuses (a usage error
+    with ``select --budget``'s words): a smaller one would measure selections never made."""
+    budgets: tuple[int, ...] = budget_list(ctx, param, value)
+    for budget in budgets:
+        try:
+            config.check_budget_range(budget)
+        except ConfigError as exc:
+            raise click.BadParameter(f"{exc} (in the comma-separated list {value!r})") from None
+    return budgets
+
+
+BUDGETS_HELP = f"each from {config.MIN_BUDGET} tokens, as select takes"
+
+
 @cli.command()
 @click.option("--corpus", required=True, type=click.Path(), help="Folder, files or corpus.jsonl.")
 @click.option(
@@ -45,7 +62,12 @@ from ctxselect.interfaces.cli.options import (
     help=f"Comma-separated: {choices('mode')} (dense and hybrid need --embedder).",
 )
 @click.option("--packers", default=None, help=f"Comma-separated: {choices('packer')}.")
-@click.option("--budgets", callback=budget_list, default=None, help="Token budgets, e.g. 250,500.")
+@click.option(
+    "--budgets",
+    callback=select_budgets,
+    default=None,
+    help=f"Token budgets, e.g. 250,500 ({BUDGETS_HELP}).",
+)
 @click.option(
     "--stops",
     default=None,

@@ -15,7 +15,9 @@ from ctxselect.api.calibrate import (
     DEFAULT_CACHE_FACTOR,
     DEFAULT_TURNS,
     CalibrationReport,
+    LabelMismatches,
     calibrate_index,
+    index_label_mismatches,
 )
 from ctxselect.api.tune import DEFAULT_FOLDS, DEFAULT_METRIC, TuningReport, tune_index
 from ctxselect.errors import InputError
@@ -125,10 +127,12 @@ def tune(
         wait=wait,
     )
     calibration, skipped = _calibrated(calibrate, fusion_tuned=report is not None)
+    unknown = _mismatches(report) if report else index_label_mismatches(index, queries, qrels)
     if as_json:
-        emit_json(_as_json(report, calibration, skipped))
+        emit_json({**_as_json(report, calibration, skipped), **dataclasses.asdict(unknown)})
         return
-    click.echo(_tune_text(report, calibration, skipped, index=index, written=write))
+    text = _tune_text(report, calibration, skipped, index=index, written=write)
+    click.echo("\n".join([text, *_mismatch_lines(unknown)]))
 
 
 def _tune_fusion(
@@ -158,6 +162,30 @@ def _tune_fusion(
         wait=wait,
         calibrate=False,
     )
+
+
+def _mismatches(report: TuningReport) -> LabelMismatches:
+    return LabelMismatches(
+        report.unknown_queries_in_qrels,
+        report.unknown_query_ids,
+        report.unknown_docs_in_qrels,
+        report.unknown_doc_ids,
+        report.unmatched_labels,
+    )
+
+
+def _mismatch_lines(unknown: LabelMismatches) -> list[str]:
+    """What of the labels was not used, as ``eval`` says it (nothing when all fit)."""
+    lines = render_measure.label_mismatches(
+        unknown.unknown_queries_in_qrels,
+        unknown.unknown_query_ids,
+        unknown.unknown_docs_in_qrels,
+        unknown.unknown_doc_ids,
+        where="the index",
+    )
+    if unknown.unmatched_labels:
+        lines.append(render_measure.unmatched_labels_line(unknown.unmatched_labels))
+    return lines
 
 
 def _calibrated(
