@@ -16,7 +16,8 @@ Versions (``manifest_version``):
   identifier parts (False), whatever ``BM25Params``'s default is now; then
   ``chunk_layout`` (absent: the chunker's layout before it was recorded, ``""``); then
   ``throughput`` (absent: no write has measured the embedder); then ``embed_long_auto``
-  (absent: ``embed_long="auto"`` chose no policy; the model id records the policy).
+  (absent: ``embed_long="auto"`` chose no policy; the model id records the policy); then
+  ``max_bytes`` (absent: the index's limit was not recorded; a re-scan uses the default).
 - 2: the same keys, written by :meth:`Manifest.to_dict` with ``manifest_version``.
 
 Unknown keys: a top-level key this version does not interpret (the store's own
@@ -119,6 +120,8 @@ class Manifest:
             measured; a write that embeds nothing new keeps the previous figure).
         embed_long_auto: Why ``embed_long="auto"`` chose the policy in the model id, as
             ``embed.windows.AutoChoice.to_dict`` writes it (None: not chosen by auto).
+        max_bytes: The file size limit the index was last written with: a re-scan without
+            one uses it (None: not recorded, the default applies).
         calibration: By mode, the P(relevant) calibration as ``budget.calibration`` writes
             it (read it with ``budget.calibration.calibrations``).
         created: When the index was first built (ISO 8601; empty: not yet).
@@ -141,6 +144,7 @@ class Manifest:
     tuning: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     embed_long_auto: dict[str, Any] | None = None
+    max_bytes: int | None = None
     calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
     created: str = ""
     updated: str = ""
@@ -183,6 +187,7 @@ class Manifest:
             "tuning": self.tuning,
             "throughput": self.throughput,
             "embed_long_auto": self.embed_long_auto,
+            "max_bytes": self.max_bytes,
             "calibration": {mode: dict(c) for mode, c in self.calibration.items()},
             "created": self.created,
             "updated": self.updated,
@@ -223,6 +228,7 @@ _KNOWN = {
     "tuning",
     "throughput",
     "embed_long_auto",
+    "max_bytes",
     "calibration",
     "created",
     "updated",
@@ -270,6 +276,7 @@ class _Reader:
             tuning=self.mapping("tuning"),
             throughput=self.mapping("throughput"),
             embed_long_auto=self.mapping("embed_long_auto"),
+            max_bytes=self.max_bytes(),
             calibration=self.calibration(),
             created=self.text("created"),
             updated=self.text("updated"),
@@ -337,6 +344,12 @@ class _Reader:
                 f">= 1) and nothing else, got {dict(value)!r}",
             )
         return EmbedderSpec(value["name"], value["model_id"], value["dim"], threshold)
+
+    def max_bytes(self) -> int | None:
+        value = self.raw.get("max_bytes")
+        if value is not None and not _whole(value, 1):
+            raise self.damaged("max_bytes", f"{value!r} is not a whole number of bytes >= 1")
+        return None if value is None else int(value)
 
     def strings(self, key: str) -> tuple[str, ...]:
         value = self.raw.get(key, [])

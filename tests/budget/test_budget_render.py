@@ -94,7 +94,7 @@ def test_empty_selection_renders_empty() -> None:
 
 def test_markdown_keeps_doc_id_and_header_on_one_line() -> None:
     piece = frame("a\nb", 0, 1, "H1\r\nH2", "x", "markdown")
-    assert piece == "~~~ a b:0-1 | H1 H2\nx\n~~~\n\n"
+    assert piece == "~~~ a\\nb:0-1 | H1 H2\nx\n~~~\n\n"  # an id's line break shown as \n
 
 
 def test_xml_escapes_markup_quotes_and_newlines_in_attributes() -> None:

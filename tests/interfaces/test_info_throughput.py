@@ -50,7 +50,7 @@ def test_a_write_records_the_speed_and_info_shows_it(tmp_path: Path) -> None:
     assert cs.open_index(folder).info().settings["throughput"]["chunks"] == 1
 
     shown = run("info", "--index", str(folder)).output
-    assert "chunks/s embedding 1 chunks in the last write that embedded" in shown
+    assert "chunks/s embedding 1 chunk in the last write that embedded" in shown
 
 
 def test_a_keyword_index_records_no_speed(tmp_path: Path) -> None:

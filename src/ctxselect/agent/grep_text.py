@@ -24,6 +24,7 @@ from ctxselect.agent.grep import (
     scan_stop,
 )
 from ctxselect.agent.limits import compact_json
+from ctxselect.budget.render import one_line
 
 
 def block_lines(block: GrepBlock, *, with_file: bool) -> list[str]:
@@ -39,7 +40,7 @@ def block_lines(block: GrepBlock, *, with_file: bool) -> list[str]:
         number = block.line_start + offset
         mark = ":" if number in matched else "-"
         if with_file:
-            where = f"{block.doc_id}{mark}{number}{mark} "
+            where = f"{one_line(block.doc_id)}{mark}{number}{mark} "
         else:
             where = f"{number}:" if number in matched else f"{number} "
         out.append(f"{where}{line}".rstrip())
@@ -53,7 +54,8 @@ def grep_lines(blocks: Sequence[GrepBlock], *, with_file: bool) -> str:
     previous = None
     for block in blocks:
         if block.doc_id != previous:
-            out.extend(["", block.doc_id] if previous is not None else [block.doc_id])
+            name = one_line(block.doc_id)  # a newline in an id would look like a line
+            out.extend(["", name] if previous is not None else [name])
             previous = block.doc_id
         else:
             out.append("--")

@@ -16,12 +16,6 @@ from ctxselect.errors import ConfigError
 from ctxselect.types import WriteResult
 
 
-def base_folder(roots: Sequence[str]) -> str:
-    """The folder document ids are relative to: the roots' common folder, as ingest sets it."""
-    folders = [r if os.path.isdir(r) else os.path.dirname(r) for r in roots]
-    return os.path.commonpath(folders)
-
-
 def resolve_inside(roots: Sequence[str], path: str) -> str:
     """Resolve ``path`` (relative to the roots' folder, like a document id) inside ``roots``.
 
@@ -32,6 +26,7 @@ def resolve_inside(roots: Sequence[str], path: str) -> str:
         ConfigError: The index records no roots, or ``path`` is absolute, contains
             ``..``, does not exist, or leads through a symlink out of the roots.
     """
+    from ctxselect.ingest import base_folder
     from ctxselect.ingest.walk import inside as _inside
 
     if not roots:

@@ -128,6 +128,7 @@ def apply(
     executor: _ingest.Executor | None = None,
     embed_long: str | None = None,
     rebuild: bool = False,
+    max_bytes: int | None = None,
 ) -> tuple[Plan, bool]:
     """Bring the store in line with ``docs`` (all of them if ``complete``); lock held.
 
@@ -137,7 +138,9 @@ def apply(
     still makes every write. ``rebuild`` (with ``complete`` only) rewrites every chunk
     and the base even when nothing changed: how a damaged base is repaired in place.
     ``embed_long`` ``auto`` (None too) lets a new dense side's chunks choose how long
-    ones are embedded (:mod:`ctxselect.api.embedder_choice`).
+    ones are embedded (:mod:`ctxselect.api.embedder_choice`). ``max_bytes`` is the file
+    size limit to record (None: keep the index's); recorded even when nothing changed,
+    so the next re-scan uses it.
     """
     old = read_manifest(store)
     chunk, bm25 = chunk or old.chunk, bm25 or old.bm25
@@ -171,6 +174,8 @@ def apply(
         diff=_ingest.diff_documents,
     )
     if not (plan.upserts or plan.removed or rebuild):
+        if max_bytes is not None and max_bytes != old.max_bytes:
+            store.commit_settings({"max_bytes": max_bytes})
         # a run killed between its commit and its compaction left work pending: do it now
         return plan, _maintain(store, modes, compact_fraction)
     chunks = _chunks(store, plan, chunk, progress, executor)
@@ -192,6 +197,7 @@ def apply(
         modes=tuple(modes),
         embedder=dense,
         embed_long_auto=chosen.to_dict() if chosen else _choice.kept_auto(old, dense),
+        max_bytes=old.max_bytes if max_bytes is None else max_bytes,
     )
     _note(plan, old, new_manifest, keyword_changed, dense_changed, model_changed)
     manifest = new_manifest.to_dict()

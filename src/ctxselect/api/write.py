@@ -34,7 +34,6 @@ from ctxselect.errors import (
     ConfigError,
     CtxselectError,
     IndexNotFoundError,
-    InputError,
     StoreUnreachableError,
 )
 from ctxselect.errors import NotFoundError as _NotFound
@@ -54,7 +53,7 @@ def index_paths(
     *,
     chunk: ChunkSpec | None = None,
     bm25: BM25Params | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int | None = None,
     progress: bool = False,
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
@@ -79,7 +78,10 @@ def index_paths(
         index: Index folder (default: ``$CTXSELECT_INDEX`` or ``./.ctxselect``).
         chunk: Chunking settings; default: the index's own, else ``ChunkSpec()``.
         bm25: BM25 settings; default: the index's own, else ``BM25Params()``.
-        max_bytes: Files larger than this are skipped and counted.
+        max_bytes: Files larger than this are skipped and counted; default: the index's
+            own, else 50,000,000. The limit used is recorded. A document already in the
+            index whose file is now above the limit keeps its indexed version (named in
+            the report's note): a lower limit never removes a document.
         progress: Show progress bars on stderr.
         wait: Seconds to wait for another writer to finish (0: fail at once, naming it).
         compact_fraction: Compact when changes since the last compaction pass this share
@@ -129,12 +131,13 @@ def index_paths(
     _inputs.check_settings(chunk, bm25, embedder)
     skip = _inputs.index_location(index)[1]  # an index under a root is no document
     _inputs.check_outside_index(asked, skip, "index")
+    _inputs.check_max_bytes(max_bytes)
     early: list[_ingest.IngestResult] = []
 
-    def load(roots: list[str]) -> _ingest.IngestResult:
+    def load(roots: list[str], limit: int) -> _ingest.IngestResult:
         return _ingest.load_paths(
             roots,
-            max_bytes=max_bytes,
+            max_bytes=limit,
             progress=progress,
             follow_symlinks=follow_symlinks,
             skip=[skip] if skip else [],
@@ -146,13 +149,16 @@ def index_paths(
                 f"no paths to index and index {uri} has no roots yet: "
                 f"run `ctxselect index PATH... --index {uri}`"
             )
-        early.append(load(asked))
+        early.append(load(asked, max_bytes or DEFAULT_MAX_BYTES))
 
     with parallel as pool, _session.writing(index, wait, before_create=before_create) as store:
         roots = asked or _inputs.recorded_roots(store)
         if not roots:
             before_create(store.uri)
-        loaded = early[0] if early else load(roots)
+        limit = max_bytes or _sync.read_manifest(store).max_bytes or DEFAULT_MAX_BYTES
+        loaded = early[0] if early else load(roots, limit)
+        unreadable = unreadable_ids(loaded.report.unreadable, roots)
+        too_large = frozenset(loaded.report.too_large_ids)
         plan, compacted = _sync.apply(
             store,
             loaded.documents,
@@ -162,13 +168,15 @@ def index_paths(
             bm25=bm25,
             progress=progress,
             compact_fraction=compact_fraction,
-            keep=unreadable_ids(loaded.report.unreadable, roots),
+            keep=lambda doc_id: unreadable(doc_id) or doc_id in too_large,
             embedder=embedder,
             ann_threshold=ann_threshold,
             executor=pool,
             embed_long=embed_long,
             rebuild=rebuild,
+            max_bytes=limit,
         )
+        _inputs.note_kept_too_large(plan, store, too_large, limit)
         wrote = bool(plan.upserts or plan.removed or plan.full)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
 
@@ -214,7 +222,7 @@ def add_paths(
     paths: PathArg | Sequence[PathArg],
     index: PathArg | None = None,
     *,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int | None = None,
     wait: float = 0.0,
     compact_fraction: float | None = DEFAULT_COMPACT_FRACTION,
     progress: bool = False,
@@ -225,34 +233,42 @@ def add_paths(
     Paths must lie under the index's roots (their ids are the ones a re-scan gives); an
     index without roots yet takes ``paths`` as its roots, like ``index_paths``. Symlinks
     leading outside the index's roots are skipped and named unless ``follow_symlinks``.
+    ``max_bytes``: as for :func:`index_paths` (default: the index's own; a given one is
+    recorded).
 
     Raises:
-        InputError: A path named in ``paths`` cannot be read, or is a symlink leading
-            outside the index's roots (nothing is written).
+        InputError: A path named in ``paths`` cannot be read, is a symlink leading
+            outside the index's roots, or is a file that gives no document: of a type no
+            loader handles, above ``max_bytes``, binary, or HTML without body text
+            (nothing is written).
     """
     started = time.perf_counter()
     paths = _inputs.path_list(paths)
     skip = _inputs.index_location(index)[1]  # an index under a root is no document
     _inputs.check_outside_index(paths, skip, "add")
+    _inputs.check_max_bytes(max_bytes)
     early: list[_ingest.IngestResult] = []
 
-    def load(roots: list[str]) -> _ingest.IngestResult:
+    def load(roots: list[str], limit: int) -> _ingest.IngestResult:
         loaded = _ingest.load_paths(
             paths,
-            max_bytes=max_bytes,
+            max_bytes=limit,
             progress=progress,
             follow_symlinks=follow_symlinks,
             within=roots or None,
             skip=[skip] if skip else [],
         )
-        problem = loaded.report.named_failure([os.fspath(p) for p in paths])
-        if problem:
-            raise InputError(f"cannot add {problem}; nothing was added")
+        _inputs.check_named_loaded(loaded.report, paths)
         return loaded
 
-    with _session.writing(index, wait, before_create=lambda _: early.append(load([]))) as store:
-        roots = list(_sync.read_manifest(store).roots)
-        loaded = early[0] if early else load(roots)
+    def before_create(_uri: str) -> None:
+        early.append(load([], max_bytes or DEFAULT_MAX_BYTES))
+
+    with _session.writing(index, wait, before_create=before_create) as store:
+        manifest = _sync.read_manifest(store)
+        roots = list(manifest.roots)
+        limit = max_bytes or manifest.max_bytes or DEFAULT_MAX_BYTES
+        loaded = early[0] if early else load(roots, limit)
         if not roots:
             roots = [str(Path(p).resolve()) for p in paths]
             docs = list(loaded.documents)
@@ -269,6 +285,7 @@ def add_paths(
             bm25=None,
             progress=progress,
             compact_fraction=compact_fraction,
+            max_bytes=max_bytes,
         )
         wrote = bool(plan.upserts or plan.full)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)

@@ -18,9 +18,11 @@ from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect.api.modes import NO_EMBEDDER
 from ctxselect.api.sync import read_manifest
-from ctxselect.config import BM25Params, ChunkSpec, resolve_index_dir
+from ctxselect.config import MAX_BYTES, BM25Params, ChunkSpec, resolve_index_dir
 from ctxselect.errors import ConfigError, InputError, UnknownNameError
+from ctxselect.index.plan import Plan
 from ctxselect.ingest.files import base_folder
+from ctxselect.ingest.report import IngestReport, first_few
 from ctxselect.ingest.text import content_hash
 from ctxselect.ingest.walk import inside
 from ctxselect.stores import Store
@@ -314,3 +316,48 @@ def _meant(doc_id: str, held: set[str], base: str) -> str:
         return as_id
     close = difflib.get_close_matches(doc_id, sorted(held), n=1)
     return close[0] if close else ""
+
+
+def check_max_bytes(max_bytes: object) -> None:
+    """Refuse a ``max_bytes`` that is not None or a whole number of bytes >= 1.
+
+    Raises:
+        ConfigError: Naming the value, before any index folder is made.
+    """
+    if max_bytes is not None and not MAX_BYTES.valid(max_bytes):
+        raise ConfigError(
+            f"max_bytes must be a whole number of bytes >= 1 (or None for the index's own "
+            f"limit), got {max_bytes!r}: files larger than it are skipped; pass e.g. "
+            f"60_000_000"
+        )
+
+
+def check_named_loaded(report: IngestReport, paths: Sequence[PathArg]) -> None:
+    """Refuse a write when a path the user named gave no document it should have.
+
+    A file named explicitly that cannot be indexed (unreadable, of an unsupported type,
+    above the size limit, binary, HTML without body text, a link out of the roots) is
+    the user's mistake to hear about, not a count in a report. An empty file is no
+    mistake: it is counted as empty.
+
+    Raises:
+        InputError: Naming the first such path, why, and the fix; nothing is written.
+    """
+    for path in paths:
+        why = report.skip_reason(os.fspath(path))
+        if why:
+            raise InputError(f"cannot add {why}; nothing was added")
+
+
+def note_kept_too_large(plan: Plan, store: Store, too_large: frozenset[str], limit: int) -> None:
+    """Say in ``plan.note`` which documents kept their indexed version because their file
+    is above ``limit`` in this run (a lower limit never removes a document)."""
+    kept = sorted(store.doc_hashes(sorted(too_large))) if too_large else []
+    if not kept:
+        return
+    said = (
+        f"kept the indexed version of {len(kept)} document(s) whose file is above "
+        f"--max-bytes {limit:,} ({first_few(kept)}): raise --max-bytes to update them, or "
+        f"`ctxselect remove` them"
+    )
+    plan.note = f"{plan.note}; {said}" if plan.note else said

@@ -53,6 +53,15 @@ def _one_line(value: str) -> str:
     return _NEWLINES.sub(" ", value)
 
 
+def one_line(name: str) -> str:
+    """``name`` (a doc id or path) with control characters escaped (a newline as ``\\n``),
+    as the CLI prints names: it stays on its line, and unambiguous (a space would not be).
+    """
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 @FORMATS.register("markdown")
 def frame_markdown(doc_id: str, start: int, end: int, header: str, text: str) -> str:
     """Frame a piece as a tilde-fenced block whose opening line names the source.
@@ -61,10 +70,11 @@ def frame_markdown(doc_id: str, start: int, end: int, header: str, text: str) ->
     text follows as written, a fence closes it, and a blank line ends the piece. The
     fence is longer than any run of ``~`` in the text, so no line of the text can close
     it, and headings inside Markdown documents stay inside their piece: the framing
-    cannot be mistaken for content. Newlines in the doc id or header become spaces.
+    cannot be mistaken for content. Control characters in the doc id are escaped
+    (:func:`one_line`: a newline as ``\\n``); newlines in the header become spaces.
     """
     fence = "~" * max(3, 1 + max((len(run) for run in _TILDES.findall(text)), default=0))
-    label = _one_line(source_label(doc_id, start, end))
+    label = source_label(one_line(doc_id), start, end)
     if header:
         label += f" | {_one_line(header)}"
     return f"{fence} {label}\n{text}\n{fence}\n\n"

@@ -12,6 +12,7 @@ empty): chunks hold document text only, so otherwise it could never be retrieved
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +66,7 @@ def load_beir(
             if lineno == 1:
                 raw = raw.removeprefix(BOM)
             if len(raw) > max_bytes:
-                tally.skip_too_large(f"{path}:{lineno}", len(raw), max_bytes)
+                tally.skip_too_large(f"{path}:{lineno}", len(raw), max_bytes, _record_id(raw))
                 continue
             line, replaced = decode(raw)
             if not line.strip():
@@ -84,6 +85,22 @@ def load_beir(
     if bad:
         tally.unreadable.append((path, _bad_lines_reason(bad)))
     return docs
+
+
+_ID = re.compile(rb'"_id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+def _record_id(raw: bytes) -> str:
+    """The ``_id`` of a record too large to load, read from its first KiB ("" if not there),
+    so that a re-scan can keep the record's indexed version."""
+    found = _ID.search(raw[:1024])
+    if found is None:
+        return ""
+    try:
+        value = json.loads(found.group(1).decode("utf-8", "replace"))
+    except json.JSONDecodeError:
+        return ""
+    return str(value) if str(value).strip() else ""
 
 
 def _bad_lines_reason(bad: list[str]) -> str:

@@ -213,7 +213,7 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
     """Read, sniff, decode and normalise one file; None if it is skipped (and counted)."""
     data = read_bytes(cand.path)
     if len(data) > max_bytes:  # grew after the scan
-        tally.skip_too_large(cand.path, len(data), max_bytes)
+        tally.skip_too_large(cand.path, len(data), max_bytes, cand.doc_id)
         return None
     if cand.kind == "pdf":
         return _load_pdf(cand, data, tally)

@@ -45,6 +45,9 @@ class IngestReport:
             ``too_large``, sorted, so a user can see which files were left out.
         empty_files: ``(path, reason)`` for each file counted in ``empty``, sorted: an
             empty or whitespace-only file, or an HTML page with no body text.
+        too_large_ids: The doc ids of the files (and BEIR records) counted in
+            ``too_large``, sorted: a re-scan keeps the indexed version of such a document
+            rather than deleting it, since a lower limit is no reason to lose it.
     """
 
     loaded: int = 0
@@ -59,6 +62,7 @@ class IngestReport:
     outside_links: tuple[tuple[str, str], ...] = ()
     skipped_files: tuple[tuple[str, str], ...] = ()
     empty_files: tuple[tuple[str, str], ...] = ()
+    too_large_ids: tuple[str, ...] = ()
 
     def named_failure(self, paths: Sequence[str]) -> str:
         """Why one of ``paths`` (roots the user named) was not read, or "" if none failed."""
@@ -168,6 +172,7 @@ class Tally:
     outside_links: list[tuple[str, str]] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
     empty_files: list[tuple[str, str]] = field(default_factory=list)
+    too_large_ids: list[str] = field(default_factory=list)
 
     def skip_empty(self, path: str, why: str = EMPTY) -> None:
         """Count and name a file skipped for having no text (``why``: which way)."""
@@ -179,9 +184,12 @@ class Tally:
         self.binary += 1
         self.skipped_files.append((path, "binary"))
 
-    def skip_too_large(self, path: str, size: int, max_bytes: int) -> None:
-        """Count and name a file skipped for being above ``max_bytes``."""
+    def skip_too_large(self, path: str, size: int, max_bytes: int, doc_id: str = "") -> None:
+        """Count and name a file skipped for being above ``max_bytes`` (``doc_id``: the id
+        it would have had, "" when unknown)."""
         self.too_large += 1
+        if doc_id:
+            self.too_large_ids.append(doc_id)
         why = f"too large: {size:,} bytes > --max-bytes {max_bytes:,}"
         self.skipped_files.append((path, why))
 
@@ -200,4 +208,5 @@ class Tally:
             outside_links=tuple(sorted(self.outside_links)),
             skipped_files=tuple(sorted(self.skipped_files)),
             empty_files=tuple(sorted(self.empty_files)),
+            too_large_ids=tuple(sorted(self.too_large_ids)),
         )

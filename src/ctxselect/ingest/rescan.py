@@ -18,6 +18,7 @@ from ctxselect.ingest.walk import (
     gitignore_hit,
     inside,
     is_beir_folder,
+    is_index_dir,
     is_junk_dir,
     list_dir,
     read_gitignore,
@@ -37,8 +38,9 @@ def left_out(path: str, roots: Sequence[str], cache: Listings | None = None) -> 
     """Why a walk of the folder ``roots`` would not load the file ``path``, or "" if it would.
 
     Checks each name from the root holding ``path`` down, with the walk's own rules:
-    hidden names, ``.gitignore`` patterns, junk folders, and BEIR dataset folders (only
-    ``corpus.jsonl`` is read). A path under no folder root gives "". The answer ends with
+    hidden names, ``.gitignore`` patterns, junk folders, other index folders, BEIR dataset
+    folders (only ``corpus.jsonl`` is read), and file links whose target is inside the
+    roots (the target is read instead). A path under no folder root gives "". The answer ends with
     how to include the file.
 
     Args:
@@ -52,7 +54,8 @@ def left_out(path: str, roots: Sequence[str], cache: Listings | None = None) -> 
             root = os.path.abspath(root)
             if os.path.isdir(root) and candidate != root and inside(candidate, [root]):
                 parts = os.path.relpath(candidate, root).split(os.sep)
-                return _left_out_below(root, parts, {} if cache is None else cache)
+                why = _left_out_below(root, parts, {} if cache is None else cache)
+                return why or _linked_inside(candidate, roots)
     return ""
 
 
@@ -79,8 +82,23 @@ def _left_out_below(root: str, parts: list[str], cache: Listings) -> str:
         folder = os.path.join(folder, name)
         if is_dir and is_junk_dir(name, folder):
             return f"{folder} is a junk folder (caches, dependencies, virtualenvs); {_RENAME}"
+        if is_dir and is_index_dir(folder):
+            return f"{folder} is a ctxselect index folder, which holds no documents"
         rel += name + "/"
     return ""
+
+
+def _linked_inside(path: str, roots: Sequence[str]) -> str:
+    """Why a file link whose target lies inside ``roots`` is left out, or ""."""
+    if not os.path.islink(path):
+        return ""
+    target = os.path.realpath(path)
+    if not inside(target, [os.path.realpath(r) for r in roots]):
+        return ""
+    return (
+        f"it is a symlink to {target}, inside the roots, which a scan indexes once, in its "
+        f"real place; add {target} instead"
+    )
 
 
 def _listing(

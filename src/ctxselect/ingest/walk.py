@@ -6,14 +6,18 @@ and in every sub-folder apply with git semantics (deeper files override shallowe
 (``__pycache__``, ``node_modules``, ``*.egg-info``, virtualenvs) are ignored; a folder
 reached twice (symlink loops or two links to one folder) is entered once; the folders the
 scanner is told to skip (the index being written, when it lies under a root) are never
-entered, whatever their name. A BEIR dataset folder contributes only its ``corpus.jsonl``.
+entered, whatever their name, and neither is any other ctxselect index folder met below a
+root (one holding both ``index.sqlite`` and ``write.lock``, the files every index write
+leaves). A BEIR dataset folder contributes only its ``corpus.jsonl``.
 
 Symlinks: one whose resolved target lies outside the roots is not followed unless the
 scanner is told to (``follow_symlinks``), and each one skipped is named in the report.
 A folder link whose target is inside the roots is walked last, and only if that folder
 was not walked already, so its files keep the ids of their real place and are never
-indexed twice. A name that is not valid UTF-8 (possible on Linux) cannot be stored as a
-document id: it is skipped and named, with its bad bytes as ``\\xff`` escapes.
+indexed twice. Likewise a file link whose target is inside the roots is ignored (counted
+in ``ignored``): the target is indexed once, under the id of its real place. A name that
+is not valid UTF-8 (possible on Linux) cannot be stored as a document id: it is skipped
+and named, with its bad bytes as ``\\xff`` escapes.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ from ctxselect.ingest.report import Tally
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
+# The files an embedded ctxselect index folder always holds once written (its database,
+# stores/embedded/opening.py, and its writer lock, stores/embedded/lock.py): ingest
+# imports no store, so the names are repeated here.
+INDEX_MARKERS = ("index.sqlite", "write.lock")
 JUNK_DIRS = frozenset({"__pycache__", "node_modules", "__pypackages__", "bower_components"})
 BEIR_CORPUS = "corpus.jsonl"
 
@@ -148,7 +156,7 @@ class Scanner:
             self.tally.unsupported += 1
             self.tally.unsupported_paths.append(path)
         elif kind != "beir" and size > self.max_bytes:  # BEIR: the limit is per record
-            self.tally.skip_too_large(path, size, self.max_bytes)
+            self.tally.skip_too_large(path, size, self.max_bytes, doc_id)
         else:
             self.candidates.append(Candidate(path, doc_id, kind, size, explicit))
 
@@ -242,7 +250,12 @@ class Scanner:
             return None
         if is_dir:
             key = (st.st_dev, st.st_ino)
-            if key in self._visited or key in self._skip or is_junk_dir(entry.name, entry.path):
+            if (
+                key in self._visited
+                or key in self._skip
+                or is_junk_dir(entry.name, entry.path)
+                or is_index_dir(entry.path)
+            ):
                 self.tally.ignored += 1
                 return None
             if link and inside(os.path.realpath(entry.path), self._real_roots):
@@ -250,6 +263,9 @@ class Scanner:
                 return None
             self._visited.add(key)
             return entry.path
+        if link and inside(os.path.realpath(entry.path), self._real_roots):
+            self.tally.ignored += 1  # the target is read in its real place, once
+            return None
         if stat.S_ISREG(st.st_mode):
             self.add_file(entry.path, id_prefix + rel, st.st_size)
         else:  # FIFOs, sockets, devices: opening them could block forever
@@ -299,6 +315,14 @@ def gitignore_hit(
         pattern = getattr(spec.patterns[result.index], "pattern", "")
         return prefix, str(pattern)
     return None
+
+
+def is_index_dir(path: str) -> bool:
+    """Tell whether folder ``path`` is a ctxselect index (its database and writer lock).
+
+    Two names a user folder is unlikely to hold together; two ``stat`` calls per folder.
+    """
+    return all(os.path.isfile(os.path.join(path, name)) for name in INDEX_MARKERS)
 
 
 def is_junk_dir(name: str, path: str) -> bool:

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from ctxselect import agent, api
 from ctxselect.agent.examples import ExampleLibrary
 from ctxselect.interfaces import mcp_tools
+from ctxselect.interfaces.cli.render import counted
 from ctxselect.interfaces.mcp_wire import (
     WRITE_TOOLS,
     StrictServer,
@@ -78,7 +79,8 @@ def _instructions(service: agent.Sessions, library: object, allow_write: bool) -
     tokenizer = service.index.chunk_spec.tokenizer
     lines = [
         f"Budgeted, session-aware context from the ctxselect index at {info.index} "
-        f"({info.documents} documents, {info.chunks} chunks; tokens counted in {tokenizer}).",
+        f"({counted(info.documents, 'document')}, {counted(info.chunks, 'chunk')}; tokens "
+        f"counted in {tokenizer}).",
         "Start with select(query, budget): the best chunks that fit the budget, "
         "stopping early where the ranking stops being relevant (stop=none fills it). "
         "Chunks this session already received come back as short references "

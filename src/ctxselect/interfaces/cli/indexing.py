@@ -77,8 +77,10 @@ def _known_embedder(param: click.Parameter, value: str | None) -> str | None:
 @click.option(
     "--max-bytes",
     type=number(config.MAX_BYTES),
-    default=write.DEFAULT_MAX_BYTES,
-    help="Skip larger files.",
+    default=None,
+    help=f"Skip larger files (default: {INDEX_DEFAULT}{write.DEFAULT_MAX_BYTES:,}); the "
+    "limit given is recorded. A document already indexed is kept, never removed, when "
+    "its file is above the limit.",
 )
 @click.option(
     "--embedder",
@@ -163,7 +165,7 @@ def index(
     k1: float | None,
     b: float | None,
     identifiers: bool | None,
-    max_bytes: int,
+    max_bytes: int | None,
     embedder: str | None,
     ann_threshold: int | None,
     embed_long: str,

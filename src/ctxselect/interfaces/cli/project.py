@@ -48,7 +48,7 @@ experiments and read none of them."""
 # Index-time settings: a config value takes effect at the next `ctxselect index`.
 _BUILT = (
     "chunker", "size", "overlap", "tokenizer", "k1", "b", "embedder", "ann_threshold",
-    "embed_long",
+    "embed_long", "max_bytes",
 )  # fmt: skip
 
 
@@ -149,6 +149,8 @@ def _manifest_values(manifest: Manifest) -> dict[str, object]:
         "embedder": embedder.name if embedder is not None else "none",
         "mode": manifest.default_mode,
     }
+    if manifest.max_bytes is not None:  # recorded since the index remembers its limit
+        values["max_bytes"] = manifest.max_bytes
     if embedder is not None:
         from ctxselect.api.modes import long_policy_of  # numpy: only for a dense index
 

@@ -28,6 +28,11 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def _count(n: int, noun: str) -> str:
+    """:func:`counted` with thousands separators (``1,024 chunks``)."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"
+
+
 def one_line(name: str) -> str:
     """``name`` (a path or id) with control characters escaped (a newline as ``\\n``), so
     a file named with a line break stays on its line of the output, unambiguously."""
@@ -242,7 +247,8 @@ def dense_settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             (
                 "throughput",
                 f"{float(measured.get('chunks_per_s', 0.0)):,.1f} chunks/s embedding "
-                f"{int(measured.get('chunks', 0)):,} chunks in the last write that embedded "
+                f"{_count(int(measured.get('chunks', 0)), 'chunk')} in the last write that "
+                f"embedded "
                 f"({measured.get('at')})",
             )
         )

@@ -18,6 +18,7 @@ from ctxselect.interfaces.cli.group import (
     progress_enabled,
 )
 from ctxselect.interfaces.cli.numbers import number
+from ctxselect.interfaces.cli.options import INDEX_DEFAULT
 from ctxselect.interfaces.cli.render import counted
 from ctxselect.types import CompactReport, IndexReport, VerifyReport
 
@@ -109,8 +110,10 @@ def _summary(report: IndexReport) -> str:
 @click.option(
     "--max-bytes",
     type=number(MAX_BYTES),
-    default=write.DEFAULT_MAX_BYTES,
-    help="Skip larger files.",
+    default=None,
+    help=f"Skip larger files (default: {INDEX_DEFAULT}{write.DEFAULT_MAX_BYTES:,}); the "
+    "limit given is recorded. A document already indexed is kept, never removed, when "
+    "its file is above the limit.",
 )
 @follow_symlinks_option
 @wait_option
@@ -119,7 +122,7 @@ def _summary(report: IndexReport) -> str:
 def add(
     paths: tuple[str, ...],
     index: str | None,
-    max_bytes: int,
+    max_bytes: int | None,
     follow_symlinks: bool,
     wait: float,
     as_json: bool,
