@@ -134,7 +134,8 @@ MAX_BUDGET = 100_000_000
 MIN_BUDGET = 100
 """Tokens: the smallest budget ``select`` takes (CLI, config, MCP, adapters): one framed chunk."""
 BUDGET = Bound("budget", 0, MAX_BUDGET, whole=True, advice="a number of tokens, e.g. 2000")
-"""Budgets of evaluation grids and sweeps, where tiny budgets are part of the curve."""
+"""A budget as a number (cost reports, ``BudgetSpec``); a budget a selection is made with
+must also be at least :data:`MIN_BUDGET` (``select``, ``eval``/``sweep``/``lab --budgets``)."""
 OVERLAP = Bound(
     "chunk overlap", 0, MAX_CHUNK_SIZE - 1, whole=True, advice="tokens, smaller than the size"
 )

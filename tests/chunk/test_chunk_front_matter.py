@@ -1,7 +1,7 @@
 """Front matter through the API: after a BOM or zero-width space, TOML ``+++``, CR line ends.
 
 Ingest strips one BOM and turns every line break into ``\\n``; text given to the API
-directly is not normalised, so :func:`ctxselect.types.read_front_matter` and the Markdown
+directly is not normalised, so :func:`ctxselect.front_matter.read_front_matter` and the Markdown
 chunker must read such text as ingest would read the file, with offsets into it unchanged.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from ctxselect.chunk import MarkdownChunker
+from ctxselect.front_matter import read_front_matter
 from ctxselect.ingest.fields import front_matter
 from ctxselect.tokens import get_counter
-from ctxselect.types import Document, read_front_matter
+from ctxselect.types import Document
 
 CL100K = get_counter("cl100k")
 YAML = "---\ntitle: Guide\nstatus: draft\n---\n"

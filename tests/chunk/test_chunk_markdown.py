@@ -9,9 +9,10 @@ import pytest
 
 from ctxselect.chunk import MarkdownChunker
 from ctxselect.chunk.markdown import front_matter_end, heading_header, headings, section_tree
+from ctxselect.front_matter import read_front_matter
 from ctxselect.ingest.fields import front_matter
 from ctxselect.tokens import get_counter
-from ctxselect.types import Chunk, Document, read_front_matter
+from ctxselect.types import Chunk, Document
 
 CL100K = get_counter("cl100k")
 USAGE = "\n\n".join(

@@ -4,7 +4,7 @@ Headings come from markdown-it-py's block tokens, whose line maps point back int
 source, so ``#`` lines inside fenced code never start a section. A section too large for
 ``size`` is cut by the recursive splitter; small sibling sections are merged. Front matter
 (YAML between ``---`` lines or TOML between ``+++`` lines, as
-:func:`ctxselect.types.read_front_matter` reads it) is metadata, not content: it is in no
+:func:`ctxselect.front_matter.read_front_matter` reads it) is metadata, not content: it is in no
 chunk (chunks start after it, offsets unchanged), and the parser never reads it as a
 thematic break and a setext heading.
 """
@@ -23,9 +23,10 @@ from ctxselect.chunk.recursive import RecursiveSplitter
 from ctxselect.chunk.sized import SizedChunker
 from ctxselect.chunk.spans import TINY_TOKENS, Row, has_text, longest_run, to_chunks, trim
 from ctxselect.config import DEFAULT_CHUNK_SIZE
+from ctxselect.front_matter import read_front_matter
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
-from ctxselect.types import Chunk, Document, read_front_matter
+from ctxselect.types import Chunk, Document
 
 # The line breaks markdown-it normalises to "\n", so its line numbers match ours.
 NEWLINE = re.compile(r"\r\n?|\n")
@@ -64,7 +65,7 @@ class Section:
 def front_matter_end(text: str) -> int:
     """Return the offset just after a front matter block's closing line (0: none).
 
-    The block is read by :func:`ctxselect.types.read_front_matter`, as ingest reads the
+    The block is read by :func:`ctxselect.front_matter.read_front_matter`, as ingest reads the
     fields, so a document that opens with a thematic break (``---``) followed by prose,
     or by a ``# heading`` and ``- item`` lines and another break, loses nothing.
     """

@@ -7,9 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from ctxselect.config import ChunkSpec
+from ctxselect.front_matter import HIDDEN_CLASS
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
-from ctxselect.types import HIDDEN_CLASS, Chunk, Document
+from ctxselect.types import Chunk, Document
 
 TINY_TOKENS = 4
 """A piece this small (a heading, one word, ``}``) joins a neighbour when they fit together."""

@@ -5,7 +5,7 @@
   lists) are kept as their compact JSON text; nulls are skipped.
 - A Markdown file's front matter: a ``---`` line first, ``key: value`` lines, a closing
   ``---`` (or ``...``) line. The text keeps it (chunk offsets point into the file as
-  read). Parsed by :func:`ctxselect.types.read_front_matter` rather than PyYAML, which is
+  read). Parsed by :func:`ctxselect.front_matter.read_front_matter` rather than PyYAML, which is
   not a dependency: top-level ``key: value`` lines only; quotes around a value are
   removed; indented lines (nested values, list items) and comments are skipped, and a key
   whose value is on such lines is skipped too; a flow list ``[a, b]`` is kept as its
@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 
 from ctxselect.errors import InputError
-from ctxselect.types import MAX_KEY_CHARS, MAX_VALUE_CHARS, read_front_matter
+from ctxselect.front_matter import MAX_KEY_CHARS, MAX_VALUE_CHARS, read_front_matter
 
 Fields = tuple[tuple[str, str], ...]
 
@@ -88,7 +88,7 @@ def beir_fields(metadata: object, where: str) -> Fields:
 def front_matter(text: str) -> Fields:
     """Return the ``key: value`` pairs of a Markdown text's front matter (see above).
 
-    The block is read by :func:`ctxselect.types.read_front_matter`, the reader the
+    The block is read by :func:`ctxselect.front_matter.read_front_matter`, the reader the
     Markdown chunker uses too, so a block gives fields exactly when no chunk holds it.
     """
     return read_front_matter(text).fields
