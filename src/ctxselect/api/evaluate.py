@@ -46,7 +46,7 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
 )
-from ctxselect.errors import ConfigError
+from ctxselect.errors import ConfigError, IndexNotFoundError
 from ctxselect.eval import Comparison, SessionCost, render_table, session_cost
 
 __all__ = [
@@ -158,6 +158,31 @@ def default_eval_index(
     return os.path.join(DEFAULT_INDEX_DIR, "eval", f"{name}-{spec.chunker}-{spec.size}-{digest}")
 
 
+def _check_same_corpus(folder: str, corpus: str | os.PathLike[str]) -> None:
+    """Refuse to evaluate ``corpus`` in an index built from other roots: indexing the
+    corpus there would remove every document the index holds (a project's index, say).
+
+    Raises:
+        ConfigError: The index exists and records other roots.
+    """
+    try:
+        with open_index(folder) as idx:
+            roots = list(idx.settings.roots)
+            documents = idx.store.counts()["documents"]
+    except IndexNotFoundError:
+        return  # a new index: the corpus becomes its roots
+    if not roots or roots == [str(Path(corpus).resolve())]:
+        return
+    shown = roots[0] + (f" and {len(roots) - 1} more" if len(roots) > 1 else "")
+    raise ConfigError(
+        f"index {folder} holds {documents:,} documents from {shown}: evaluating "
+        f"--corpus {os.fspath(corpus)} there would re-index it from that corpus and remove "
+        f"them: leave out --index (each corpus gets its own index under .ctxselect/eval) "
+        f"or name a new folder; to replace the index's roots on purpose, run "
+        f"`ctxselect index {os.fspath(corpus)} --index {folder}` first"
+    )
+
+
 def evaluate_corpus(
     corpus: str | os.PathLike[str],
     queries: str | os.PathLike[str],
@@ -236,6 +261,8 @@ def evaluate_corpus(
     if not index:  # the default index is built with the defaults, never a past run's flags
         chunk, bm25 = chunk or ChunkSpec(), bm25 or BM25Params()
     folder = os.fspath(index) if index else default_eval_index(corpus, chunk, bm25)
+    if index:
+        _check_same_corpus(folder, corpus)
     if isinstance(embedder, str) and embedder != NO_EMBEDDER:
         embedder = _embed.make_embedder(embedder)  # one model for the chunks and the queries
     report = index_paths(
