@@ -48,6 +48,11 @@ FILTERED = {"query": "Where does a selection stop before the budget is full?", "
 """Session 1's grep call and its filtered select call."""
 
 
+def _n(count: int, one: str, many: str | None = None) -> str:
+    """``count`` with its noun, singular for one: ``1 reference``, ``3 references``."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
 def _env() -> dict[str, str]:
     # The SDK gives a server a minimal environment; keep this interpreter's import path.
     return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
@@ -219,16 +224,20 @@ def transcript() -> tuple[str, list[dict[str, Any]]]:
             f"The first call used {one['tokens_used']} tokens of context (stop: {one['stop']}) "
             f"and the whole result was {one['result_tokens']} tokens: the text block plus the "
             f"structured content, as the client received them. Asked again, the same question "
-            f"came back as {len(repeat['references'])} references plus {repeat['new_tokens']} "
+            f"came back as {_n(len(repeat['references']), 'reference')} plus "
+            f"{repeat['new_tokens']} "
             f"tokens of new material ({repeat['repeat_share']:.0%} of the first call's "
             f"tokens_used). The second question used {two['tokens_used']} tokens "
             f"(stop: {two['stop']}). Asked again with stop=none, which fills the budget, "
-            f"{len(filled['references'])} of its chunks were already in the conversation and "
+            f"{len(filled['references'])} of its chunks "
+            f"{'was' if len(filled['references']) == 1 else 'were'} already in the conversation "
+            "and "
             f"came back as references, saving {filled['tokens_saved']} tokens; the budget went "
             "to chunks the session had not seen. `grep` found "
             f"{grepped['matches']} matching lines of `{GREP['pattern']}` in "
-            f"{grepped['documents']} document (the include glob): {grepped['blocks']} new "
-            f"block with line numbers, and {grepped['references']} references to lines the "
+            f"{_n(grepped['documents'], 'document')} (the include glob): "
+            f"{_n(grepped['blocks'], 'new block')} with line numbers, and "
+            f"{_n(grepped['references'], 'reference')} to lines the "
             f"earlier selections had already sent, {grepped['tokens_used']} tokens in all; the "
             f"whole result, text block and counts, was {grepped['result_tokens']} tokens. "
             f"The filtered select ranked only chapters 05 and 07 and used "
