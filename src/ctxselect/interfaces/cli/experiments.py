@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import click
 
-from ctxselect import api, config
+from ctxselect import config
 from ctxselect.api import evaluate
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER, ChunkSpec
-from ctxselect.errors import CtxselectError
 from ctxselect.interfaces.cli import (
     render_measure,
     sweep,  # noqa: F401  (registers `sweep` and `cost`)
@@ -29,6 +28,7 @@ from ctxselect.interfaces.cli.numbers import number, number_list
 from ctxselect.interfaces.cli.options import (
     DENSE_EXTRA,
     LEVEL_HELP,
+    built_settings,
     check_stop_option,
     chunk_spec,
     embedder_choices,
@@ -159,7 +159,7 @@ def eval_cmd(
         packer=packer,
         format=fmt,
         index=index,
-        chunk=chunk_spec(*flags, _built_chunk(index, *flags)),
+        chunk=chunk_spec(*flags, _index_chunk(index, flags)),
         run_out=run_out,
         depth=depth,
         per_query_out=per_query,
@@ -174,16 +174,11 @@ def eval_cmd(
     emit_json(result) if as_json else click.echo(render_measure.eval_result(result))
 
 
-def _built_chunk(index: str | None, *flags: object) -> ChunkSpec | None:
-    """The chunk settings the ``--index`` folder was built with, so that a chunk flag left
-    out keeps its value there, as with ``index`` (None: no --index, no flag or no index)."""
-    if not index or all(flag is None for flag in flags):
-        return None
-    try:
-        with api.open_index(index) as idx:
-            return idx.settings.chunk
-    except CtxselectError:  # none yet, or unreadable: indexing it says why
-        return None
+def _index_chunk(index: str | None, flags: tuple[object, ...]) -> ChunkSpec | None:
+    """The chunking ``--index`` was built with, when a chunk flag was given (a flag left
+    out keeps the index's own value, as with ``index``); None otherwise."""
+    built = built_settings(index) if any(f is not None for f in flags) else None
+    return built[0] if built else None
 
 
 @cli.command()

@@ -9,10 +9,10 @@ from typing import Any
 import click
 
 from ctxselect import config
-from ctxselect.api import modes, open_index, write
+from ctxselect.api import modes, write
 from ctxselect.api.watch import watch_paths
 from ctxselect.api.write_inputs import check_embedder_name
-from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params, ChunkSpec
+from ctxselect.config import DEFAULT_ANN_THRESHOLD, DEFAULT_WATCH_INTERVAL, BM25Params
 from ctxselect.errors import CtxselectError, UnknownNameError
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.group import (
@@ -27,6 +27,7 @@ from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.options import (
     DENSE_EXTRA,
     INDEX_DEFAULT,
+    built_settings,
     chunk_spec,
     embedder_choices,
     index_chunk_options,
@@ -190,7 +191,7 @@ def index(
     chunk, bm25 = None, None
     flags = (chunker, size, overlap, tokenizer, k1, b, identifiers)
     if any(flag is not None for flag in flags):
-        built = _built_settings(index)  # a flag left out keeps the index's own value
+        built = built_settings(index)  # a flag left out keeps the index's own value
         chunk = chunk_spec(chunker, size, overlap, tokenizer, built[0] if built else None)
         bm25 = _bm25_params(k1, b, identifiers, built[1] if built else None)
     options: dict[str, Any] = dict(  # the keyword arguments of index_paths and watch_paths
@@ -228,16 +229,6 @@ def index(
 
     runs = watch_paths(paths, index, interval=interval, on_report=show, on_error=warn, **options)
     click.echo(f"stopped watching after {runs} index run(s)", err=True)
-
-
-def _built_settings(index: str | None) -> tuple[ChunkSpec, BM25Params] | None:
-    """The chunking and BM25 settings the index at ``index`` was built with (None: there
-    is no index yet), so that ``index --size 256`` changes the size and nothing else."""
-    try:
-        with open_index(index) as idx:
-            return idx.settings.chunk, idx.settings.bm25
-    except CtxselectError:  # none yet, or one that cannot be read: the rebuild says why
-        return None
 
 
 def _bm25_params(

@@ -12,8 +12,14 @@ from typing import Any
 import click
 
 from ctxselect import api, config
-from ctxselect.config import DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKER, DEFAULT_TOKENIZER, ChunkSpec
-from ctxselect.errors import ConfigError
+from ctxselect.config import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CHUNKER,
+    DEFAULT_TOKENIZER,
+    BM25Params,
+    ChunkSpec,
+)
+from ctxselect.errors import ConfigError, CtxselectError
 from ctxselect.interfaces.cli.group import F, choices, registered
 from ctxselect.interfaces.cli.numbers import number, number_list
 
@@ -194,3 +200,16 @@ def in_memory_embedder_help(what: str) -> str:
         f"Embed chunks and queries for {what}: {choices('embedder')}. minilm needs "
         f"`{DENSE_EXTRA}`; hash is a fast model-free stand-in."
     )
+
+
+def built_settings(index: str | None) -> tuple[ChunkSpec, BM25Params] | None:
+    """The chunking and BM25 settings the index at ``index`` was built with (None: no
+    ``--index``, or no index there yet), so that a flag left out keeps the index's own
+    value (``index --size 256`` changes the size and nothing else; ``eval --index`` too)."""
+    if not index:
+        return None
+    try:
+        with api.open_index(index) as idx:
+            return idx.settings.chunk, idx.settings.bm25
+    except CtxselectError:  # none yet, or one that cannot be read: the rebuild says why
+        return None
