@@ -154,7 +154,12 @@ def apply(
     dense_changed = known and dense != old.embedder
     changed = keyword_changed or dense_changed
     if changed and not complete:
-        raise _settings_differ(store, old, layout)
+        if dense_changed or (chunk, bm25) != (old.chunk, old.bm25):
+            raise _settings_differ(store, old, layout)
+        # Only the chunker's layout moved (a newer ctxselect): the index holds every
+        # document's text, so this write re-chunks them all, as a re-scan would, and an
+        # index built by add_documents (no roots to re-scan) keeps taking updates.
+        docs, complete = _with_stored(store, docs, removed), True
     modes = _modes.write_ops(_modes.WriteInputs(store, bm25, dense, choice.given, progress))
     stored = old.modes
     has_base = old.state.base_rows is not None
@@ -223,6 +228,13 @@ def _maintain_after_commit(
         )
         plan.note = f"{plan.note}; {failed}" if plan.note else failed
         return False
+
+
+def _with_stored(store: Store, docs: Sequence[Document], removed: Sequence[str]) -> list[Document]:
+    """``docs`` plus every stored document they do not replace, less ``removed``."""
+    given = {d.doc_id for d in docs} | set(removed)
+    kept = [store.get_document(i) for i in store.doc_hashes() if i not in given]
+    return [*docs, *kept]
 
 
 def _settings_differ(store: Store, old: Manifest, layout: str) -> ConfigError:
