@@ -60,7 +60,7 @@ from ctxselect.budget.stop import auto_kept
 from ctxselect.config import FuseSpec
 from ctxselect.eval.folds import fold_of
 
-DATASETS = ("scifact", "nfcorpus", "cranfield")
+DATASETS = _stopping.DATASETS
 SPECS = (
     FuseSpec(method="rrf", k=60),
     FuseSpec(method="rrf", k=20),

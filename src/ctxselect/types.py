@@ -329,3 +329,12 @@ class Filter:
         parts += [f"--exclude {g!r}" for g in self.exclude]
         parts += [f"--where {k}={v}" for k, v in self.where]
         return " ".join(parts)
+
+
+def one_line(name: str) -> str:
+    """``name`` (a doc id or path) with control characters escaped (a newline as ``\\n``),
+    as every output prints names: it stays on its line, and unambiguous (a space would
+    not be)."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)

@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import ctxselect as cs
+from _support.failing_writes import FailingExecutor, three_notes
 from ctxselect.errors import UnknownNameError, WorkerError
-
-
-class FailingExecutor:
-    """An executor whose workers never start (a pool spawned without a __main__ guard)."""
-
-    workers = 2
-
-    def map(self, task: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        raise WorkerError("a worker process died before it started: nothing was written")
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    root.mkdir()
-    for i in range(3):
-        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nalpha beta {i}\n", encoding="utf-8")
-    return root
+    return three_notes(tmp_path)
 
 
 def test_an_unknown_embedder_is_refused_before_the_folder_is_made(corpus, tmp_path):

@@ -10,13 +10,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import ctxselect as cs
+from _support.failing_writes import FailingExecutor, three_notes
 from ctxselect.api import write_session
 from ctxselect.errors import IndexWriteError, WorkerError
 from ctxselect.stores.embedded import lock
@@ -38,29 +37,9 @@ print("added", report.added, flush=True)
 """
 
 
-class FailsWhile:
-    """An executor whose workers fail to start once ``during`` has run (in the lock)."""
-
-    workers = 2
-
-    def __init__(self, during: Callable[[], None]) -> None:
-        self.during = during
-
-    def map(self, task: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        self.during()
-        raise WorkerError("a worker process died before it started: nothing was written")
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    root.mkdir()
-    for i in range(3):
-        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nalpha beta {i}\n", encoding="utf-8")
-    return root
+    return three_notes(tmp_path)
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 30.0) -> None:
@@ -89,7 +68,7 @@ def test_a_writer_waiting_on_a_failed_new_index_keeps_what_it_writes(corpus, tmp
         time.sleep(0.3)  # let it open the lock file and start waiting
 
     with pytest.raises(WorkerError):
-        cs.index_paths([corpus], ix, executor=FailsWhile(start_waiter))
+        cs.index_paths([corpus], ix, executor=FailingExecutor(start_waiter))
     out, err = procs[0].communicate(timeout=60)
     assert procs[0].returncode == 0, err
     assert out.split() == ["added", "1"]
@@ -107,7 +86,7 @@ def test_the_undo_keeps_files_another_process_put_in_the_new_folder(corpus, tmp_
         (ix / "notes.txt").write_text("kept", encoding="utf-8")
 
     with pytest.raises(WorkerError):
-        cs.index_paths([corpus], ix, executor=FailsWhile(put_files))
+        cs.index_paths([corpus], ix, executor=FailingExecutor(put_files))
     assert sorted(p.name for p in ix.iterdir()) == ["eval", "notes.txt"]
     assert (ix / "eval" / "run.json").read_text(encoding="utf-8") == "{}"
 

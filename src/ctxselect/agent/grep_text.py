@@ -24,7 +24,7 @@ from ctxselect.agent.grep import (
     scan_stop,
 )
 from ctxselect.agent.limits import compact_json
-from ctxselect.budget.render import one_line
+from ctxselect.types import one_line
 
 
 def block_lines(block: GrepBlock, *, with_file: bool) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ctxselect.errors import ConfigError
 from ctxselect.registry import Registry
-from ctxselect.types import SelectedChunk, Selection
+from ctxselect.types import SelectedChunk, Selection, one_line
 
 Framer = Callable[[str, int, int, str, str], str]
 """(doc_id, start, end, header, text) -> the framed piece of a prompt."""
@@ -51,15 +51,6 @@ def source_label(doc_id: str, start: int, end: int) -> str:
 
 def _one_line(value: str) -> str:
     return _NEWLINES.sub(" ", value)
-
-
-def one_line(name: str) -> str:
-    """``name`` (a doc id or path) with control characters escaped (a newline as ``\\n``),
-    as the CLI prints names: it stays on its line, and unambiguous (a space would not be).
-    """
-    if name.isprintable():
-        return name
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 @FORMATS.register("markdown")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxselect.agent.examples import ExampleSelection
 from ctxselect.config import FuseSpec
-from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection
+from ctxselect.types import Chunk, Explanation, Hit, IndexInfo, IndexReport, Selection, one_line
 
 
 def _preview(text: str, width: int = 72) -> str:
@@ -31,14 +31,6 @@ def counted(n: int, noun: str, plural: str = "") -> str:
 def _count(n: int, noun: str) -> str:
     """:func:`counted` with thousands separators (``1,024 chunks``)."""
     return f"{n:,} {noun if n == 1 else noun + 's'}"
-
-
-def one_line(name: str) -> str:
-    """``name`` (a path or id) with control characters escaped (a newline as ``\\n``), so
-    a file named with a line break stays on its line of the output, unambiguously."""
-    if name.isprintable():
-        return name
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 def _first_few(names: Sequence[str]) -> str:

@@ -18,7 +18,8 @@ from ctxselect.api.evaluate import (
 from ctxselect.api.modes import fusion_modes
 from ctxselect.api.sweep import SweepReport
 from ctxselect.api.tune import TuningReport
-from ctxselect.interfaces.cli.render import counted, one_line
+from ctxselect.interfaces.cli.render import counted
+from ctxselect.types import one_line
 
 SHOWN_IDS = 5
 """Ids named in a text line before ``...`` (``--json`` lists them all)."""
