@@ -70,6 +70,19 @@ def _resume(server: MilvusServer) -> None:
         os.kill(server.process.pid, signal.SIGCONT)
 
 
+def _answering(read: Callable[[], Any], within: float = 60.0) -> Any:
+    """``read()`` once the resumed server has worked off the calls queued while it was
+    stopped (on a loaded machine that can take longer than one call deadline)."""
+    given_up = time.monotonic() + within
+    while True:
+        try:
+            return read()
+        except StoreUnreachableError:
+            if time.monotonic() > given_up:
+                raise
+            time.sleep(0.5)
+
+
 def _timed(read: Callable[[], Any]) -> tuple[str, float]:
     started = time.monotonic()
     try:
@@ -120,7 +133,8 @@ def test_every_read_of_a_hung_server_is_one_line_within_the_deadline(server: Mil
         finally:
             _resume(server)
     _one_line(caught.value, uri)
-    assert store.get_chunk("cache.md#0").text == "The cache evicts old entries."  # answers again
+    chunk = _answering(lambda: store.get_chunk("cache.md#0"))  # answers again
+    assert chunk.text == "The cache evicts old entries."
     store.close()
 
 

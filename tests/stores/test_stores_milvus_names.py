@@ -19,7 +19,9 @@ from ctxselect.errors import ConfigError, IndexCorruptError
 from ctxselect.ingest import content_hash
 from ctxselect.stores import open_store
 from ctxselect.stores.milvus import client as mc
-from ctxselect.stores.milvus.store import LAYOUT_ID, MilvusStore
+from ctxselect.stores.milvus import schemas as ms
+from ctxselect.stores.milvus.layout import LAYOUT_ID
+from ctxselect.stores.milvus.store import MilvusStore
 from ctxselect.types import Document
 
 SPEC = cs.ChunkSpec(chunker="paragraph", size=8, tokenizer="chars4")
@@ -56,13 +58,13 @@ def test_an_index_being_created_by_another_process_is_waited_for(
     uri = milvus_uri(tmp_path, milvus_server)
     address = mc.parse_uri(uri)
     client = mc.connect(address)
-    schema, index = mc.chunk_schema(client)  # the other creator's first collection
+    schema, index = ms.chunk_schema(client)  # the other creator's first collection
     client.create_collection(address.name, schema=schema, index_params=index)
 
     def finish() -> None:  # ... and the rest of its _create, a moment later
-        schema, index = mc.meta_schema(client)
+        schema, index = ms.meta_schema(client)
         client.create_collection(address.meta, schema=schema, index_params=index)
-        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25, "dense": []}
+        layout = {"layout": ms.LAYOUT_VERSION, "bm25": ms.DEFAULT_BM25, "dense": []}
         row = MilvusStore.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))
         client.upsert(address.meta, [row])
 
@@ -85,9 +87,9 @@ def test_a_collection_named_like_ours_is_left_alone(milvus_server: Any, tmp_path
     uri = milvus_uri(tmp_path, milvus_server)
     address = mc.parse_uri(uri)
     client = mc.connect(address)
-    foreign = mc.dense_name(address, 8)  # someone else's, named like our 8-d vectors
+    foreign = ms.dense_name(address, 8)  # someone else's, named like our 8-d vectors
     try:
-        schema, index = mc.dense_schema(client, 8)
+        schema, index = ms.dense_schema(client, 8)
         client.create_collection(foreign, schema=schema, index_params=index)
         row = {"id": 7, "chunk_id": "x#0", "born": 99, "vector": [0.5] * 8, "body": "x"}
         client.insert(foreign, [row])

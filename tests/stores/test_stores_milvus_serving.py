@@ -24,7 +24,7 @@ from ctxselect.retrieve.dense import DenseRetriever
 from ctxselect.retrieve.fuse import fuse
 from ctxselect.retrieve.hybrid import HybridRetriever
 from ctxselect.stores import ServingStore, open_store
-from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.stores.milvus.serving import (
     SERVE_ENV,
     MilvusBM25Searcher,
@@ -160,7 +160,7 @@ def test_an_index_with_other_bm25_settings_is_ranked_client_side(
         assert _ids(idx.search("cache eviction", 1)) == ["cache"]
 
 
-OPTIONS = [f.name for f in dataclasses.fields(cs.BM25Params) if f.name not in mc.DEFAULT_BM25]
+OPTIONS = [f.name for f in dataclasses.fields(cs.BM25Params) if f.name not in ms.DEFAULT_BM25]
 
 
 @pytest.mark.parametrize("option", OPTIONS)

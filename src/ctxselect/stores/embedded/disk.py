@@ -25,6 +25,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+ARRAYS_DIR = "arrays"
+"""The folder of an index's array files (base and delta segments), beside index.sqlite."""
+
 
 class Disk:
     """The real disk: each method is one POSIX step (a simulated disk overrides them)."""

@@ -32,7 +32,7 @@ import numpy as np
 from ctxselect.errors import IndexAccessError, IndexCorruptError, IndexWriteError
 from ctxselect.stores.embedded import base_check, disk, integrity
 
-ARRAYS_DIR = "arrays"
+ARRAYS_DIR = disk.ARRAYS_DIR
 # Every name new_base_name gives (and its temporary twin, see disk.write_durably): the
 # only files a sweep may delete.
 _OWN_NAME = re.compile(r"base-\d{6,}-[0-9a-f]{8}\.bin(\.tmp)?")

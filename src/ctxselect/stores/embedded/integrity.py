@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import threading
 import zlib
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxselect.errors import IndexCorruptError
-from ctxselect.stores.embedded import texts
+from ctxselect.stores.embedded import disk, texts
 from ctxselect.types import Chunk
 
 CHECKSUM_KEY = "checksum"
@@ -48,7 +49,18 @@ _CHECKED_LOCK = threading.Lock()
 
 
 def damaged(folder: Path, what: object, why: str) -> IndexCorruptError:
-    """The one-line error for a damaged index: what, why, and the commands that fix it."""
+    """The one-line error for a damaged index: what, why, and the commands that fix it.
+
+    A damaged array file (a base or delta segment) is rebuilt in place from the index's
+    roots, as ``index`` and ``verify`` say, keeping tuning and cached vectors; damage in
+    ``index.sqlite`` (the roots, documents and manifest) needs a new index.
+    """
+    if Path(str(what)).parent == Path(folder) / disk.ARRAYS_DIR:
+        where = shlex.quote(str(folder))
+        return IndexCorruptError(
+            f"{what} is damaged ({why}): rebuild it in place from the index's roots with "
+            f"`ctxselect index --rebuild --index {where}` (cached vectors are reused)"
+        )
     return IndexCorruptError(
         f"{what} is damaged ({why}): run `ctxselect verify --index {folder}`, then rebuild "
         f"the index with `rm -r {folder} && ctxselect index PATH... --index {folder}`"

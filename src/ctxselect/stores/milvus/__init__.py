@@ -2,8 +2,8 @@
 
 Install ``ctxselect[milvus]``; ``python -m ctxselect.stores.milvus.server DIR`` runs a
 local Milvus Lite 2.5.1 server to try it (docs/14-milvus.md). Everything lives in the
-server (two collections, ``NAME`` and ``NAME__meta``; see ``client``), so the URI is
-the whole index and nothing is kept on the client machine.
+server (collections ``NAME``, ``NAME__meta`` and ``NAME__denseDIM``; see ``schemas``), so
+the URI is the whole index and nothing is kept on the client machine.
 
 Design (how the :class:`~ctxselect.stores.Store` promises are kept):
 
@@ -28,6 +28,9 @@ Design (how the :class:`~ctxselect.stores.Store` promises are kept):
   first use; the chunk collection also feeds a BM25 function on a sparse field, and
   ``NAME__denseDIM`` holds vectors with a second BM25 field, for server-side ``bm25``,
   ``dense`` and ``hybrid`` (``serving``).
+- **Identity.** The layout row holds a random id written when the index is created;
+  ``replaced()`` compares it, since an index dropped and built again under the same NAME
+  restarts at generation 1 (``layout``).
 - **Writer lock.** Milvus has no locks: a lease row (owner, expiry) re-checked and
   renewed before every commit row; see ``lease`` for its limits.
 - **Data.** Chunk text, offsets, header, token count and parent per chunk row (a text

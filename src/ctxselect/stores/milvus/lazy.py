@@ -18,6 +18,7 @@ import numpy as np
 
 from ctxselect.errors import IndexCorruptError
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.row_of import ChunkIdOfRow, RowOfChunk
 from ctxselect.types import Chunk, Hit
@@ -37,7 +38,7 @@ def _reaching(
     @functools.wraps(method)
     def wrapper(self: MilvusLazyRows, *args: P.args, **kwargs: P.kwargs) -> R:
         client_of(self._store)  # a closed store says so, not AttributeError
-        with mc.reaching(self._store.address):
+        with mc.reaching(self._store.address, self._store):
             return method(self, *args, **kwargs)
 
     return wrapper
@@ -77,7 +78,7 @@ class MilvusLazyRows:
         return len(self._rowids)
 
     def _rows(self, expr: str) -> list[dict]:
-        return mc.query_all(self._store._client, self._store.address.name, expr, mc.CHUNK_FIELDS)
+        return mc.query_all(self._store._client, self._store.address.name, expr, ms.CHUNK_FIELDS)
 
     @_reaching
     def chunk(self, row: int) -> Chunk:

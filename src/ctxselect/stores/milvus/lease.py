@@ -1,20 +1,33 @@
 """The writer lock of a Milvus index: a lease row (owner, expiry), since Milvus has no locks.
 
 Taking it: read the lease row; if it is missing, expired or ours, upsert it with our
-owner id and an expiry ``LEASE_SECONDS`` ahead, wait ``SETTLE_SECONDS`` and read it back:
-whoever's id is there holds it. Every commit re-checks the lease just before its commit
-row (and renews it), and refuses while another writer's unexpired lease stands.
+owner id and an expiry ``LEASE_SECONDS`` ahead, read it back (the time from the first
+read to seeing our row is this client's visibility delay), wait the settle time and
+read it once more: whoever's id is there holds it. The settle time adapts to the server:
+``SETTLE_FACTOR`` times the longest of this process's recent visibility delays, at
+least ``SETTLE_SECONDS`` and at most ``SETTLE_MAX``, so a rival that read the row before
+our upsert showed has landed its own upsert before we look. Every commit re-checks the
+lease before it writes a row and again just before its commit row, and renews it once
+less than half of it is left: a renewal is an upsert, which Milvus makes a delete then
+an insert, so a rival reading in between sees no row (a taker that finds none reads
+again after the settle time before it takes it). A
+writer whose lease was taken before it wrote anything waits for it again, within what
+is left of its wait; after it wrote rows it refuses to commit. Releasing deletes the row
+only while it names us (one filtered delete, not a read then a delete that would drop
+a row a rival put in between).
 
-Limits (docs/14-milvus.md): two writers that upsert within the settle time may both
-read their own id back before the later write lands; the commit's check that the head
-is still the generation it started from then refuses the slower one. A writer stopped
-for longer than the lease (a paused VM) can be overtaken. A killed writer's lease is
-taken over at once by a writer on the same host (its pid is gone); from another host it
-blocks until it expires (``LEASE_SECONDS`` after the killed writer's last commit).
+Limits (docs/14-milvus.md): a rival whose upsert takes longer than the settle time to
+show can still share the lease; the commit's checks (the lease, and that the head is
+still the generation it started from) then refuse the slower one, whose rows carry the
+same generation as the winner's and cannot be told apart from them. A writer stopped for
+longer than the lease (a paused VM) can be overtaken. A killed writer's lease is taken
+over at once by a writer on the same host (its pid is gone); from another host it blocks
+until it expires (at most ``LEASE_SECONDS`` after the killed writer's last commit).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import socket
@@ -24,7 +37,7 @@ import uuid
 from types import TracebackType
 from typing import Any
 
-from ctxselect.errors import IndexLockedError, StoreUnreachableError
+from ctxselect.errors import IndexLockedError, IndexWriteError, StoreUnreachableError
 from ctxselect.stores.milvus.client import reaching, unreachable
 from ctxselect.stores.milvus.rows import meta_row
 
@@ -32,7 +45,14 @@ LEASE_SECONDS = 120.0
 LOCK_ID = -2
 """The lease row's id in the meta collection."""
 SETTLE_SECONDS = 0.02
+"""The least settle wait (seconds) between taking the lease and reading it back."""
+SETTLE_FACTOR = 4.0
+"""The settle wait in multiples of this process's longest recent visibility delay."""
+SETTLE_MAX = 2.0
+"""The most a settle wait may be (seconds), however slow the server answers."""
 _POLL_SECONDS = 0.05
+_DELAYS: collections.deque[float] = collections.deque(maxlen=16)
+"""This process's recent visibility delays: lease row read -> our upsert seen (seconds)."""
 _ABANDONED: set[str] = set()
 """Owners of leases this process let go without deleting their row (the server did not
 answer): this process's next writer takes such a lease over at once."""
@@ -44,8 +64,10 @@ def holder() -> str:
     return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command})
 
 
-def describe(row: dict[str, Any]) -> str:
+def describe(row: dict[str, Any] | None) -> str:
     """The holder of a lease row, as a message shows it."""
+    if row is None:
+        return "another writer taking the lease"
     try:
         who = json.loads(row["info"])
         return f"pid {who['pid']} on {who['host']}: {who['command']}"
@@ -73,50 +95,106 @@ def live(row: dict[str, Any] | None) -> bool:
     return True
 
 
+def settle_seconds() -> float:
+    """How long a taker waits before reading the lease back (see the module)."""
+    measured = SETTLE_FACTOR * max(_DELAYS, default=0.0)
+    return min(SETTLE_MAX, max(SETTLE_SECONDS, measured))
+
+
+def _pause(seconds: float) -> None:
+    """Sleep between two tries of a busy lease (a seam for tests)."""
+    time.sleep(seconds)
+
+
 class Lease:
     """The writer lease of one store (a context manager).
 
     Args:
         store: The MilvusStore whose index it guards.
-        wait: Seconds to wait for a busy lease before IndexLockedError.
+        wait: Seconds to wait for a busy lease, in all (a lease taken over before the
+            write wrote anything is waited for again with what is left), before
+            IndexLockedError.
     """
 
     def __init__(self, store: Any, wait: float = 0.0) -> None:
         self.store = store
-        self.wait = wait
+        self.wait = max(0.0, wait)
         self.owner = uuid.uuid4().hex
+        self.waited = 0.0
+        self.head: int | None = None
+        """The committed generation when the lease was taken (or this writer last
+        committed): what the write prepared was read from it."""
 
-    def _try(self) -> dict[str, Any] | None:
-        """Take the lease; return the other holder's row if it is busy."""
+    def _try(self) -> tuple[bool, dict[str, Any] | None]:
+        """Take the lease: (held, the row read last)."""
+        started = time.monotonic()
         row = self.store.lease_row()
+        if row is None:  # or a holder's renewal in flight: Milvus upserts by delete + insert
+            time.sleep(settle_seconds())
+            started, row = time.monotonic(), self.store.lease_row()
         if row is not None and row["key"] != self.owner and live(row):
-            return row
+            return False, row
         self.store.put_lease(self.owner, LEASE_SECONDS, holder())
-        time.sleep(SETTLE_SECONDS)
         row = self.store.lease_row()
-        return None if row is not None and row["key"] == self.owner else row
+        if row is None or row["key"] != self.owner:
+            return False, row
+        _DELAYS.append(time.monotonic() - started)
+        time.sleep(settle_seconds())
+        row = self.store.lease_row()
+        return row is not None and row["key"] == self.owner, row
 
-    def __enter__(self) -> Lease:
-        deadline = time.monotonic() + max(0.0, self.wait)
+    def take(self) -> None:
+        """Take the lease, waiting while it is busy until the wait is spent.
+
+        Raises:
+            IndexLockedError: Another writer still holds it when the wait is spent.
+        """
         while True:
             with reaching(self.store.address):
-                busy = self._try()
-            if busy is None:
-                self.store._held.add(self.owner)
-                return self
-            if time.monotonic() >= deadline:
+                held, row = self._try()
+                if held:
+                    self.head = self.store.head()
+                    self.store._held[self.owner] = self
+                    return
+            if self.waited >= self.wait:
                 raise IndexLockedError(
                     f"index {self.store.uri} is being written by another process "
-                    f"({describe(busy)}): wait for it (--wait SECONDS) or run the command "
-                    f"again later; a killed writer's lease expires {LEASE_SECONDS:.0f} s "
-                    f"after its last commit"
+                    f"({describe(row)}): wait for it (--wait SECONDS) or run the command "
+                    f"again later; a killed writer's lease expires at most "
+                    f"{LEASE_SECONDS:.0f} s after its last commit"
                 )
-            time.sleep(_POLL_SECONDS)
+            pause = min(_POLL_SECONDS, self.wait - self.waited)
+            _pause(pause)
+            self.waited += pause
+
+    def regain(self) -> None:
+        """Take the lease again after another writer took it before this write wrote
+        anything (waiting with what is left of the wait).
+
+        Raises:
+            IndexLockedError: The other writer still holds it when the wait is spent.
+            IndexWriteError: The other writer committed meanwhile, so what this write
+                prepared may no longer fit; nothing was written.
+        """
+        self.store._held.pop(self.owner, None)
+        prepared = self.head
+        self.take()
+        if self.head != prepared:
+            raise IndexWriteError(
+                f"index {self.store.uri} was committed to by another writer (generation "
+                f"{prepared} -> {self.head}) that took this write's lease before it wrote "
+                f"anything, so what it prepared may no longer fit; nothing was written: "
+                f"run the command again"
+            )
+
+    def __enter__(self) -> Lease:
+        self.take()
+        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.store._held.discard(self.owner)
+        self.store._held.pop(self.owner, None)
         if self.store._client is None:
             return
         from pymilvus.exceptions import MilvusException
@@ -139,22 +217,43 @@ class LeaseRows:
     uri: str
     address: Any
     _client: Any
-    _held: set[str]
+    _held: dict[str, Lease]
+    """The leases this store holds, by owner."""
 
     def _put_meta(self, rows: Any, upsert: bool = False) -> None:
         raise NotImplementedError  # provided by MilvusWrites
 
-    def check_lease(self) -> None:
-        """Refuse to write while another writer holds an unexpired lease; renew ours."""
+    def check_lease(self, written: bool = True) -> None:
+        """Renew our lease; refuse to write while another writer holds one.
+
+        Args:
+            written: Whether this commit wrote rows already. Before it has, a lease of
+                ours that another writer took (or that is gone) is waited for again.
+
+        Raises:
+            IndexLockedError: Another writer holds the lease (and, when this store took
+                one before writing, it was not given back within the wait).
+            IndexWriteError: Our lease was taken and the taker committed meanwhile.
+        """
         row = self.lease_row()
-        if row is None or not live(row):
+        if row is not None and row["key"] in self._held:
+            if int(row["num"]) - time.time() * 1000 < LEASE_SECONDS * 500:  # half is left
+                self.put_lease(row["key"], LEASE_SECONDS, row["info"])
             return
-        if row["key"] not in self._held:
+        if self._held and not written:
+            next(iter(self._held.values())).regain()
+            return
+        if self._held:
+            raise IndexLockedError(
+                f"index {self.uri}: this write's lease was taken by another writer "
+                f"({describe(row)}) after it wrote its rows, so it committed nothing (the "
+                f"last committed generation is kept): run the command again"
+            )
+        if row is not None and live(row):
             raise IndexLockedError(
                 f"index {self.uri} is being written by another process ({describe(row)}): "
                 f"wait for it (--wait SECONDS) or run the command again later"
             )
-        self.put_lease(row["key"], LEASE_SECONDS, row["info"])
 
     def lease_row(self) -> dict[str, Any] | None:
         """The lease row, if any."""
@@ -170,7 +269,6 @@ class LeaseRows:
         self._put_meta([row], upsert=True)
 
     def drop_lease(self, owner: str) -> None:
-        """Delete the lease row if ``owner`` holds it."""
-        row = self.lease_row()
-        if row is not None and row["key"] == owner:
-            self._client.delete(self.address.meta, filter=f"id == {LOCK_ID}")
+        """Delete the lease row if ``owner`` holds it (one filtered delete: reading it
+        first would drop a row another writer put in between)."""
+        self._client.delete(self.address.meta, filter=f'id == {LOCK_ID} and key == "{owner}"')

@@ -14,6 +14,7 @@ from ctxselect.errors import IndexCorruptError
 from ctxselect.manifest import Manifest
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.stores.milvus.calls import client_of
 from ctxselect.stores.milvus.snapshots import LazyArrays
 
@@ -37,7 +38,7 @@ def has_vectors(store: Any, snapshot: Snapshot) -> bool:
     shape = vectors_shape(snapshot)
     if shape is None:
         return False
-    return bool(store.owns_dense(mc.dense_name(store.address, shape[1])))
+    return bool(store.owns_dense(ms.dense_name(store.address, shape[1])))
 
 
 def vectors_shape(snapshot: Snapshot) -> tuple[int, ...] | None:
@@ -90,7 +91,7 @@ def searching(method: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         searcher: Any = args[0]
         client_of(searcher.store)  # a closed store says so, not AttributeError
-        with mc.reaching(searcher.store.address):
+        with mc.reaching(searcher.store.address, searcher.store):
             return method(*args, **kwargs)
 
     return wrapper

@@ -50,6 +50,7 @@ from ctxselect.manifest import Manifest
 from ctxselect.retrieve.filters import RowMask, deepened
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.stores.milvus.lazy import MilvusLazyRows
 from ctxselect.stores.milvus.servable import (
     check_rows,
@@ -90,7 +91,7 @@ def _hybrid_servable(store: Any, snapshot: Snapshot, modes: Sequence[str]) -> bo
     if not plain_rrf(fusion):
         return False
     shape = vectors_shape(snapshot)
-    if shape is None or "sparse" not in store.dense_fields(mc.dense_name(store.address, shape[1])):
+    if shape is None or "sparse" not in store.dense_fields(ms.dense_name(store.address, shape[1])):
         return False
     return len(store.tombs(snapshot.generation, "chunk")) <= _NOT_IN_MAX
 
@@ -201,7 +202,7 @@ class _Searcher:
         hit and the chunk collection is searched (one round trip, not two)."""
         lazy = isinstance(self.table, MilvusLazyRows)
         return (
-            mc.CHUNK_FIELDS if lazy and self.collection == self.store.address.name else ["chunk_id"]
+            ms.CHUNK_FIELDS if lazy and self.collection == self.store.address.name else ["chunk_id"]
         )
 
     def _hits(self, scored: list[tuple[float, str, int, dict]]) -> list[Hit]:
@@ -279,7 +280,7 @@ class MilvusBM25Searcher(_Searcher):
         super().__init__(store, snapshot)
         # Milvus scores idf * tf * (k1 + 1) / (tf + ...); ours (Lucene >= 8) leave out the
         # constant (k1 + 1): dividing puts served scores on our scale (calibration, tune)
-        self.factor = 1.0 / (1.0 + float((store.layout.get("bm25") or mc.DEFAULT_BM25)["k1"]))
+        self.factor = 1.0 / (1.0 + float((store.layout.get("bm25") or ms.DEFAULT_BM25)["k1"]))
 
 
 class MilvusDenseSearcher(_Searcher):
@@ -302,7 +303,7 @@ class MilvusDenseSearcher(_Searcher):
     def __init__(self, store: Any, snapshot: Snapshot, embedder: Any) -> None:
         super().__init__(store, snapshot)
         self.embedder = embedder
-        self.collection = mc.dense_name(store.address, embedder.dim)
+        self.collection = ms.dense_name(store.address, embedder.dim)
 
     def queries(self, texts: list[str]) -> list[Any]:
         """The query vectors, embedded in one batch."""

@@ -136,7 +136,7 @@ def read_group(store: Any, group: str, lazy: bool = False) -> dict[str, Any]:
     """
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
     fields = ["id", "key", "num", "info"] + ([] if lazy else ["data"])
-    with mc.reaching(store.address):
+    with mc.reaching(store.address, store):
         rows = mc.query_all(client_of(store), store.address.meta, expr, fields)
     pieces: dict[str, list[dict]] = {}
     for row in rows:
@@ -186,7 +186,7 @@ class LazyArray:
         """The rows of the array's pieces, in order (read when a search first needs them,
         maybe long after the snapshot: a gone server is the store's one-line error)."""
         rows: list[dict] = []
-        with mc.reaching(self.store.address):
+        with mc.reaching(self.store.address, self.store):
             for part in mc.batches(self.ids, _PIECES):
                 expr = f"id in {mc.ints(part)}"
                 rows += mc.query_all(
@@ -223,7 +223,7 @@ class LazyArrays(Mapping[str, np.ndarray]):
 def read_json(store: Any, group: str) -> Any:
     """A JSON value stored in pieces under ``group``."""
     expr = f'kind == "blob" and hkey == {mc.hash63(group)}'
-    with mc.reaching(store.address):
+    with mc.reaching(store.address, store):
         rows = mc.query_all(client_of(store), store.address.meta, expr, ["key", "num", "data"])
     rows = sorted((r for r in rows if r["key"] == group), key=lambda r: r["num"])
     return json.loads("".join(r["data"] for r in rows)) if rows else {}

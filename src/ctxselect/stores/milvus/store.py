@@ -24,12 +24,14 @@ from ctxselect.errors import (
 from ctxselect.stores import doc_fields
 from ctxselect.stores.base import Snapshot
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.stores.milvus import snapshots
 from ctxselect.stores.milvus.calls import client_of
+from ctxselect.stores.milvus.layout import CREATED, new_layout
 from ctxselect.stores.milvus.lease import Lease
 from ctxselect.stores.milvus.vectors import MilvusVectorCache
 from ctxselect.stores.milvus.visible_rows import VisibleRows, document_fields_of
-from ctxselect.stores.milvus.writes import LAYOUT_ID, MilvusWrites, local_commits
+from ctxselect.stores.milvus.writes import MilvusWrites, local_commits
 from ctxselect.types import Chunk, ChunkTable, Document
 
 P = ParamSpec("P")
@@ -65,7 +67,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
         wait: Unused (no layout upgrade exists yet); kept for ``open_store``.
     """
 
-    schema_version = mc.LAYOUT_VERSION
+    schema_version = ms.LAYOUT_VERSION
 
     def __init__(self, uri: str, *, create: bool = False, wait: float = 30.0) -> None:
         self.address = mc.parse_uri(uri)
@@ -73,8 +75,9 @@ class MilvusStore(VisibleRows, MilvusWrites):
         self._client: Any = mc.connect(self.address)
         self._pin = threading.local()
         self._manifests: dict[int, dict[str, Any]] = {}
-        self._held: set[str] = set()
+        self._held: dict[str, Lease] = {}
         self.layout: dict[str, Any] = {}
+        self.created: str | None = None
         self._dense_fields: dict[str, frozenset[str]] = {}
         try:
             self._open(create)
@@ -100,7 +103,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
                 f"with other settings): pick another NAME, or drop it and rebuild with "
                 f"`ctxselect index PATH... --index {self.uri}`"
             )
-        mc.check_fields(self._client, self.address)
+        ms.check_fields(self._client, self.address)
         self._check_layout()
         for name in [*names, *self.dense_collections()]:
             self._client.load_collection(name)
@@ -121,7 +124,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
 
     def _ours(self, names: Sequence[str]) -> bool:
         """Whether the collections ``names`` have the fields this layout gives them."""
-        expected = {self.address.name: mc.CHUNK_FIELDS, self.address.meta: mc.META_FIELDS}
+        expected = {self.address.name: ms.CHUNK_FIELDS, self.address.meta: ms.META_FIELDS}
         for name in names:
             described = self._client.describe_collection(name)
             if not set(expected[name]) <= {f["name"] for f in described.get("fields", [])}:
@@ -130,24 +133,25 @@ class MilvusStore(VisibleRows, MilvusWrites):
 
     def _create(self) -> None:
         for name, make in (
-            (self.address.name, mc.chunk_schema),
-            (self.address.meta, mc.meta_schema),
+            (self.address.name, ms.chunk_schema),
+            (self.address.meta, ms.meta_schema),
         ):
             schema, index = make(self._client)
             self._client.create_collection(
                 name, schema=schema, index_params=index, consistency_level="Strong"
             )
-        layout = {"layout": mc.LAYOUT_VERSION, "bm25": mc.DEFAULT_BM25, "dense": []}
-        # an upsert: a second process creating the index at the same time writes the same row
-        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))], upsert=True)
+        # A second process creating the index at the same time upserts its own row: the
+        # last one stays, and ``_check_layout`` reads back whichever that is.
+        self.write_layout(new_layout())
 
     def _check_layout(self) -> None:
         self.layout = self.read_layout()
+        self.created = self.layout.get(CREATED)
         found = self.layout.get("layout")
-        if found != mc.LAYOUT_VERSION:
+        if found != ms.LAYOUT_VERSION:
             raise IndexMismatchError(
                 f"index {self.uri} was built with other settings (collection layout {found!r}, "
-                f"this ctxselect reads layout {mc.LAYOUT_VERSION}): rebuild it under a new NAME "
+                f"this ctxselect reads layout {ms.LAYOUT_VERSION}): rebuild it under a new NAME "
                 f"with `ctxselect index PATH... --index milvus://HOST:PORT/NEW_NAME`"
             )
 
@@ -176,9 +180,14 @@ class MilvusStore(VisibleRows, MilvusWrites):
             return self.head()
 
     def replaced(self) -> bool:
-        """False: the server owns the index's data, and a rebuild under the same URI is
-        a new generation of it that ``data_version`` reports (no reopen needed)."""
-        return False
+        """Whether the index opened is gone from the URI or another was built in its
+        place (its collections dropped and made again: generations restart at 1, so
+        ``data_version`` cannot tell). One query by primary key (``layout``); a reader
+        then opens the URI again. False once the store is closed."""
+        if self._client is None:
+            return False
+        with mc.reaching(self.address):
+            return self.rebuilt()
 
     def local_commits(self) -> int:
         """How many commits this process made to Milvus indexes."""
@@ -192,7 +201,7 @@ class MilvusStore(VisibleRows, MilvusWrites):
     def manifest_at(self, generation: int) -> dict[str, Any]:
         """The manifest a generation committed (cached: it never changes)."""
         if generation == 0:
-            return {"schema_version": mc.LAYOUT_VERSION}
+            return {"schema_version": ms.LAYOUT_VERSION}
         found = self._manifests.get(generation)
         if found is None:
             expr = f'kind == "manifest" and born == {generation}'

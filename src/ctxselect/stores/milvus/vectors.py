@@ -34,7 +34,7 @@ class MilvusVectorCache:
 
     def _query(self, expr: str) -> list[dict]:
         meta = self.store.address.meta
-        with mc.reaching(self.store.address):
+        with mc.reaching(self.store.address, self.store):
             return mc.query_all(client_of(self.store), meta, expr, ["id", "key", "info", "data"])
 
     def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
@@ -61,7 +61,7 @@ class MilvusVectorCache:
             for key, vector in vectors.items()
         ]
         client_of(self.store)
-        with mc.reaching(self.store.address):
+        with mc.reaching(self.store.address, self.store):
             self.store._put_meta(rows, upsert=True)
 
     def prune(self, model_id: str, keep: Sequence[str]) -> int:
@@ -72,7 +72,7 @@ class MilvusVectorCache:
             for r in self._query('kind == "vec"')
             if r["key"] != model_id or r["info"] not in kept
         ]
-        with mc.reaching(self.store.address):
+        with mc.reaching(self.store.address, self.store):
             for part in mc.batches(doomed):
                 client_of(self.store).delete(
                     self.store.address.meta, filter=f"id in {mc.ints(part)}"

@@ -11,6 +11,7 @@ from typing import Any
 from ctxselect.errors import NotFoundError
 from ctxselect.stores import doc_fields
 from ctxselect.stores.milvus import client as mc
+from ctxselect.stores.milvus import schemas as ms
 from ctxselect.types import Chunk, Document
 
 
@@ -39,7 +40,7 @@ class VisibleRows:
     def chunk_rows(self, generation: int, expr: str = "", live: bool = True) -> list[dict]:
         """Chunk rows born by ``generation`` (only the live ones with ``live``)."""
         where = f"born <= {generation}" + (f" and ({expr})" if expr else "")
-        rows = mc.query_all(self._client, self.address.name, where, mc.CHUNK_FIELDS)
+        rows = mc.query_all(self._client, self.address.name, where, ms.CHUNK_FIELDS)
         if live and rows:
             dead = self.tombs(generation, "chunk", [r["id"] for r in rows])
             rows = [r for r in rows if r["id"] not in dead]

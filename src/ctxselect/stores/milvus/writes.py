@@ -6,13 +6,14 @@ only then inserts the one row ``head N``: readers take the newest head as the co
 generation and see nothing of N before it. A removal is a ``tomb`` row (``born = N``)
 naming the removed row, never an update. Rows of a generation without a head are
 leftovers of an interrupted write: the next commit (and ``verify``) deletes them first.
+First of all, a commit checks that the index is still the one the store opened
+(``LayoutRows.rebuilt``): generations restart at 1 in an index built again.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
@@ -23,13 +24,10 @@ from ctxselect.stores.base import ModeArrays
 from ctxselect.stores.milvus import client as mc
 from ctxselect.stores.milvus import rows as mr
 from ctxselect.stores.milvus.calls import client_of, unanswered
-from ctxselect.stores.milvus.lease import LeaseRows
+from ctxselect.stores.milvus.layout import LayoutRows
 from ctxselect.types import Chunk, Document
 
 _COMMITS = [0]
-LAYOUT_ID = -1
-"""The layout row's id in the meta collection."""
-_INSERT_ROWS = 256  # rows per insert: at most ~16 MB of 64 KB pieces in one message
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -64,15 +62,9 @@ def _writing(method: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-class MilvusWrites(LeaseRows):
-    """Commits of a Milvus index (mixed into MilvusStore)."""
-
-    uri: str
-    address: mc.Address
-    _client: Any
-    _held: set[str]
-    layout: dict[str, Any]
-    _dense_fields: dict[str, frozenset[str]]
+class MilvusWrites(LayoutRows):
+    """Commits of a Milvus index (mixed into MilvusStore; rows, the layout row and the
+    vector collections are ``LayoutRows``')."""
 
     # provided by the store
     head: Callable[[], int]
@@ -81,28 +73,31 @@ class MilvusWrites(LeaseRows):
     doc_rows: Callable[..., list[dict]]
     read_json: Callable[[str], Any]
 
-    # -- rows --------------------------------------------------------------------------
-
-    meta_row = staticmethod(mr.meta_row)
-
-    def _put_meta(self, rows: Sequence[dict[str, Any]], upsert: bool = False) -> None:
-        self._insert(self.address.meta, rows, upsert)
-
-    def _insert(self, collection: str, rows: Sequence[dict[str, Any]], upsert: bool) -> None:
-        call = self._client.upsert if upsert else self._client.insert
-        for part in mc.batches(list(rows), _INSERT_ROWS):
-            call(collection, list(part))
-
     # -- the commit protocol -----------------------------------------------------------
 
     def _begin(self, expected: int | None = None) -> tuple[int, dict[str, Any]]:
-        """Check the lease, delete leftovers; return (committed generation, manifest)."""
+        """Check the lease, delete leftovers; return (committed generation, manifest).
+
+        A lease of ours another writer took before this commit wrote anything is waited
+        for again (``Lease.regain``).
+
+        Raises:
+            IndexWriteError: The index was removed or built again under this URI since
+                the store opened it (what the write prepared belongs to the old one), or
+                it changed during a compaction that expected ``expected``.
+        """
+        if self.rebuilt():
+            raise IndexWriteError(
+                f"index {self.uri} was removed or built again by another process after this "
+                f"command opened it, so what it prepared no longer fits; nothing was "
+                f"written: run the command again"
+            )
+        self.check_lease(written=False)  # first: it may wait for the lease again
         generation = self.head()
         if expected is not None and generation != expected:
             raise IndexWriteError(
                 f"index {self.uri} changed while it was being compacted: run the command again"
             )
-        self.check_lease()
         if "dense" not in self.layout:  # made before the layout kept the list: keep it now
             self._record_dense()
         self.remove_leftovers(generation)
@@ -152,35 +147,8 @@ class MilvusWrites(LeaseRows):
                 f"`ctxselect info --index {self.uri}` then, and run the command again if not",
             ) from exc
         _COMMITS[0] += 1
-
-    def read_layout(self) -> dict[str, Any]:
-        """The layout row: how the index was built, and its vector collections."""
-        rows = self._client.query(
-            self.address.meta, filter=f"id == {LAYOUT_ID}", output_fields=["info"]
-        )
-        return dict(json.loads(rows[0]["info"])) if rows else {}
-
-    def dense_collections(self) -> list[str]:
-        """The index's vector collections: only those its layout row records (another
-        index's collection may have a name that looks like one of ours)."""
-        return mc.dense_names(self._client, self.address, self.layout.get("dense"))
-
-    def owns_dense(self, name: str) -> bool:
-        """Whether ``name`` is one of the index's vector collections (the layout row read
-        again when it is not, since another process may have made it since)."""
-        if name in self.dense_collections():
-            return True
-        self.layout = self.read_layout()
-        return name in self.dense_collections()
-
-    def _record_dense(self, extra: Sequence[str] = ()) -> None:
-        """Record the index's vector collections plus ``extra`` in the layout row (read
-        again first: a writer before this one may have recorded one)."""
-        layout = self.read_layout()
-        self.layout = layout
-        owned = self.dense_collections()
-        layout["dense"] = sorted({*owned, *extra})
-        self._put_meta([self.meta_row(LAYOUT_ID, "layout", info=mc.dumps(layout))], upsert=True)
+        for lease in self._held.values():  # what this writer prepares next reads it
+            lease.head = generation
 
     def remove_leftovers(self, generation: int) -> int:
         """Delete rows of generations after ``generation`` (an interrupted write's)."""
@@ -196,46 +164,6 @@ class MilvusWrites(LeaseRows):
             for part in mc.batches([r["id"] for r in rows]):
                 self._client.delete(collection, filter=f"id in {mc.ints(part)}")
         return sum(len(rows) for _, rows in found)
-
-    def dense_fields(self, collection: str) -> frozenset[str]:
-        """The field names of a vector collection (cached: a collection's fields never
-        change; one made before server-side hybrid has no ``body`` and ``sparse``)."""
-        found = self._dense_fields.get(collection)
-        if found is None:
-            described = self._client.describe_collection(collection)
-            found = frozenset(f["name"] for f in described.get("fields", []))
-            self._dense_fields[collection] = found
-        return found
-
-    def _put_dense(
-        self, arrays: Mapping[str, np.ndarray] | None, chunk_rows: Sequence[dict], born: int
-    ) -> None:
-        """Copy the new chunks' vectors (rows of ``arrays``, in ``chunk_rows`` order) to
-        the vector collection of their dimension, for server-side ``dense``."""
-        if not arrays or "vectors" not in arrays or not len(chunk_rows):
-            return
-        vectors = np.asarray(arrays["vectors"], dtype=np.float32)
-        embedded = np.asarray(arrays.get("embedded", np.ones(len(vectors))), dtype=bool)
-        if vectors.ndim != 2 or len(vectors) != len(chunk_rows):
-            return  # not one vector per new chunk: dense stays client-side
-        name = mc.dense_name(self.address, vectors.shape[1])
-        if not self._client.has_collection(name):
-            self._record_dense([name])  # first: a crash after it leaves no unknown collection
-            bm25 = self.layout.get("bm25")
-            schema, index = mc.dense_schema(self._client, vectors.shape[1], bm25)
-            self._client.create_collection(
-                name, schema=schema, index_params=index, consistency_level="Strong"
-            )
-        rows = [
-            {"id": r["id"], "chunk_id": r["chunk_id"], "born": born, "vector": v.tolist()}
-            for r, v, keep in zip(chunk_rows, vectors, embedded, strict=True)
-            if keep
-        ]
-        if "sparse" in self.dense_fields(name):  # older collections hold vectors only
-            texts = {r["id"]: r["body"] for r in chunk_rows}
-            for row in rows:
-                row["body"] = texts[row["id"]]
-        self._insert(name, rows, upsert=False)
 
     def _purge(self, before: int | None) -> None:
         """Delete what only generations before ``before`` can see (the previous base's
