@@ -7,24 +7,12 @@ import re
 
 import pytest
 
-from _support.sessions_corpus import CHUNK, FIRST, SECOND, build, build_demo
+from _support.sessions_corpus import CHUNK, FIRST, SECOND, build_demo
 from ctxselect import agent, api
 from ctxselect.agent import Sessions, context_text, context_wire, limits
 from ctxselect.agent.results import structured
 from ctxselect.api import generation
 from ctxselect.errors import ConfigError, IndexCorruptError, IndexNotFoundError, NotFoundError
-
-
-@pytest.fixture
-def corpus_index(tmp_path):
-    return build(tmp_path)
-
-
-@pytest.fixture
-def service(corpus_index):
-    opened = Sessions.open(corpus_index[1])
-    yield opened
-    opened.close()
 
 
 def _sent_ids(result) -> set[str]:

@@ -54,3 +54,25 @@ def test_json_lists_the_tools_with_the_cap_from_the_environment(tmp_path):
     assert {"select", "add", "index"} <= set(tools)
     assert tools["select"]["inputSchema"]["properties"]["budget"]["maximum"] == 4000
     assert tools["select"]["annotations"]["readOnlyHint"] is True
+
+
+def test_http_sessions_expire_when_idle_and_the_stdio_session_never(tmp_path, monkeypatch):
+    """An agent over stdio that pauses for hours still holds what it was sent, so its one
+    session is never forgotten; over HTTP a client that went away never says so."""
+    from ctxselect.agent.memory import IDLE_SECONDS
+    from ctxselect.interfaces import mcp_server
+
+    built: list[float | None] = []
+    real = mcp_server.build_server
+
+    def recording(*args, **kwargs):
+        server = real(*args, **kwargs)
+        built.append(kwargs["idle_seconds"])
+        return server
+
+    monkeypatch.setattr(mcp_server, "build_server", recording)
+    monkeypatch.setattr(mcp_server, "serve", lambda server, **_: None)  # not served here
+    _, folder = build(tmp_path)
+    assert _mcp("--index", str(folder)).exit_code == 0
+    assert _mcp("--index", str(folder), "--http").exit_code == 0
+    assert built == [None, IDLE_SECONDS]

@@ -33,11 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# regex, not re: its matching takes a timeout, the guard against catastrophic backtracking
-import regex
-
 from ctxselect import api
-from ctxselect.agent.grep_pattern import check_pattern_size
+from ctxselect.agent.grep_pattern import compile_pattern
 from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget, check_query
 from ctxselect.api.globs import doc_filter, documents
 from ctxselect.errors import ConfigError
@@ -152,6 +149,19 @@ class _Window:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class GrepScan:
+    """What :func:`scan_index` found (the slow half of grep, before any budget or session):
+    windows in (doc_id, line) order, and why scanning ended early ('' when it did not)."""
+
+    pattern: str
+    documents: int
+    windows: tuple[_Window, ...]
+    stop: str
+    note: str
+    budget: int
+
+
 def grep_index(
     index: api.Index,
     pattern: str,
@@ -182,24 +192,46 @@ def grep_index(
         ConfigError: An empty or too long pattern, an invalid regex or glob (naming the
             position), a context or budget out of bounds.
     """
+    found = scan_index(
+        index, pattern, fixed=fixed, ignore_case=ignore_case, include=include,
+        exclude=exclude, context=context, budget=budget,
+    )  # fmt: skip
+    return fit_scan(index, found, known)
+
+
+def scan_index(
+    index: api.Index,
+    pattern: str,
+    *,
+    fixed: bool = False,
+    ignore_case: bool = False,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    context: int = DEFAULT_CONTEXT,
+    budget: int = DEFAULT_BUDGET,
+) -> GrepScan:
+    """Check the arguments and match the documents as :func:`grep_index` (ConfigError too)."""
     check_query(pattern, what="pattern")
     check_budget(budget, None)
     check_context(context)
     compiled = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case)
     keep = doc_filter(include, exclude)
-    doc_ids = sorted(index.store.doc_hashes())
-    searched, note = keep(doc_ids)
-    found, scan_stop = _scan(index, compiled, searched, context)
-    total = sum(len(w.matches) for w in found)
-    if not note and not total:
+    searched, note = keep(sorted(index.store.doc_hashes()))
+    found, stop = _scan(index, compiled, searched, context)
+    if not note and not found:
         note = f"no match for {pattern!r} in {documents(len(searched))}"
-    blocks, refs, stop, too_large = _fit(index, found, budget, known)
-    note = note or too_large
+    return GrepScan(pattern, len(searched), tuple(found), stop, note, budget)
+
+
+def fit_scan(index: api.Index, scan: GrepScan, known: Known | None = None) -> GrepResult:
+    """The blocks (or, by ``known``, references) of ``scan`` that fit its budget."""
+    total = sum(len(w.matches) for w in scan.windows)
+    blocks, refs, stop, too_large = _fit(index, scan.windows, scan.budget, known)
     shown = sum(len(b.matches) for b in blocks) + sum(len(r.lines) for r in refs)
     used = sum(b.tokens for b in blocks) + sum(r.tokens for r in refs)
     return GrepResult(
-        pattern, blocks, refs, len(searched), total, total - shown, used, budget,
-        stop_reason(scan_stop, stop), note=note,
+        scan.pattern, blocks, refs, scan.documents, total, total - shown, used, scan.budget,
+        stop_reason(scan.stop, stop), note=scan.note or too_large,
     )  # fmt: skip
 
 
@@ -228,26 +260,6 @@ def check_context(context: int) -> int:
             f"lines and read more with get_document"
         )
     return context
-
-
-def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = False) -> Any:
-    """Compile ``pattern`` (``re`` syntax and flags) or refuse it naming the position.
-
-    Raises:
-        ConfigError: Not a valid regular expression, or one too large to compile
-            (:func:`ctxselect.agent.grep_pattern.check_pattern_size`).
-    """
-    if not fixed:
-        check_pattern_size(pattern)
-    flags = regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
-    try:
-        return regex.compile(regex.escape(pattern) if fixed else pattern, flags)
-    except regex.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise ConfigError(
-            f"invalid regex {pattern!r}{where}: {exc.msg}; fix the pattern, or pass fixed "
-            f"(--fixed) to search for the text literally"
-        ) from None
 
 
 def _scan(

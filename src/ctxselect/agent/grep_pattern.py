@@ -1,4 +1,4 @@
-"""How large a regular expression compiles, checked before ``regex`` compiles it.
+"""Compiling ``grep``'s pattern, and how large it compiles, checked before ``regex`` does.
 
 The ``regex`` module copies the body of a counted repeat ``{m}`` m times, so a short
 pattern such as ``x{1000000000}`` asks for hundreds of gigabytes: ``grep`` (the CLI and the
@@ -8,6 +8,10 @@ MCP tool) refuses such a pattern from its text alone, before compiling it.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+# regex, not re: its matching takes a timeout, the guard against catastrophic backtracking
+import regex
 
 from ctxselect.errors import ConfigError
 
@@ -93,3 +97,23 @@ def _class_end(pattern: str, start: int) -> int:
         else:
             i += 1
     return i
+
+
+def compile_pattern(pattern: str, *, fixed: bool = False, ignore_case: bool = False) -> Any:
+    """Compile ``pattern`` (``re`` syntax and flags) or refuse it naming the position.
+
+    Raises:
+        ConfigError: Not a valid regular expression, or one too large to compile
+            (:func:`ctxselect.agent.grep_pattern.check_pattern_size`).
+    """
+    if not fixed:
+        check_pattern_size(pattern)
+    flags = regex.VERSION0 | regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
+    try:
+        return regex.compile(regex.escape(pattern) if fixed else pattern, flags)
+    except regex.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise ConfigError(
+            f"invalid regex {pattern!r}{where}: {exc.msg}; fix the pattern, or pass fixed "
+            f"(--fixed) to search for the text literally"
+        ) from None

@@ -13,21 +13,25 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ctxselect import api
 from ctxselect.agent.grep import (
     GrepBlock,
     GrepReference,
     GrepResult,
-    grep_index,
+    GrepScan,
+    fit_scan,
     scan_stop,
     stop_reason,
 )
 from ctxselect.agent.grep_text import item_tokens
-from ctxselect.agent.limits import DEFAULT_BUDGET, check_budget
 from ctxselect.agent.results import Meter
+from ctxselect.agent.spans import DocSpans
 from ctxselect.errors import NotFoundError
+
+if TYPE_CHECKING:  # memory imports this module
+    from ctxselect.agent.memory import SessionState
 
 Grepped = dict[tuple[str, int, int], tuple[int, int]]
 """(doc_id, start, end) of a block a session was sent -> (call, hash of its text)."""
@@ -56,17 +60,14 @@ class SeenText:
             self._chunks.setdefault(table.doc_ids[row], []).append(span)
         self._spans: dict[str, list[tuple[int, int, int]]] = {}
 
-    def grep(
-        self, pattern: str, options: Mapping[str, Any], meter: Meter, call: int, before: int
-    ) -> GrepResult:
-        """Run :func:`grep_index` with references for known blocks, fit it under the cap,
-        and remember the blocks sent.
+    def fit(self, scan: GrepScan, meter: Meter, call: int, before: int) -> GrepResult:
+        """Fit ``scan`` (:func:`~ctxselect.agent.grep.scan_index`, on this index) with
+        references for known blocks under the cap, and remember the blocks sent.
 
         Raises:
-            ConfigError: As :func:`grep_index`, or a budget above the cap.
+            ConfigError: Not even the result without blocks fits the cap.
         """
-        check_budget(options.get("budget", DEFAULT_BUDGET), meter.cap)
-        found = grep_index(self.index, pattern, known=self.reference, **options)
+        found = fit_scan(self.index, scan, known=self.reference)
         found = dataclasses.replace(found, call=call, max_result_tokens=meter.cap)
         result = fit_grep(meter, found, before)
         for block in result.blocks:
@@ -112,6 +113,18 @@ class SeenText:
             return hash(self.index.span_text(doc_id, start, end)) == digest
         except NotFoundError:  # the document left the index
             return False
+
+
+def grep_in_session(
+    spans: DocSpans, meter: Meter, state: SessionState, scan: GrepScan
+) -> GrepResult:
+    """Fit ``scan`` (of ``spans.index``) to what ``state`` has under the cap; record it."""
+    had = {c: seen.call for c, seen in state.received(spans).items()}
+    seen = SeenText(spans.index, had, state.grepped)
+    result = seen.fit(scan, meter, state.calls + 1, state.tokens)
+    sent = [(b.doc_id, b.start, b.end) for b in result.blocks]
+    state.deliver(spans, result.call, result.result_tokens, sent)
+    return result
 
 
 def line_runs(lines: tuple[int, ...]) -> str:

@@ -16,12 +16,11 @@ import pydantic_core
 
 from ctxselect.api.read import whole_budget
 from ctxselect.api.searching import check_text
+from ctxselect.config import DEFAULT_BUDGET as DEFAULT_BUDGET
 from ctxselect.config import DEFAULT_K, check_budget_range
 from ctxselect.config import MIN_BUDGET as MIN_BUDGET
 from ctxselect.errors import ConfigError, UnknownNameError
 
-DEFAULT_BUDGET = 2000
-"""Tokens of context when a caller names no budget: CLI and MCP ``select``."""
 DEFAULT_SEARCH_K = DEFAULT_K
 """Hits when a caller names no k: CLI ``search`` and MCP ``search``."""
 MAX_K = 50

@@ -30,3 +30,26 @@ def load_index(index: str | os.PathLike[str] | None) -> api.Index:
             f"`ctxselect index PATH... --index {opened.path}`"
         ) from exc
     return opened
+
+
+Generation = tuple[object, int, object]
+
+
+def generation_of(index: api.Index) -> Generation:
+    """The store ``index`` reads, its committed generation and the chunk table loaded: a
+    write, a replaced folder or a reload changes one."""
+    store = index.store
+    return store, store.generation(), index.table
+
+
+def same_generation(a: Generation, b: Generation) -> bool:
+    """True when ``a`` and ``b`` name one store, generation and loaded chunk table."""
+    return a[0] is b[0] and a[1] == b[1] and a[2] is b[2]
+
+
+def changed_while_read(index: api.Index, what: str) -> str:
+    """The error message of a call whose every run overlapped a write of ``index``."""
+    return (
+        f"{what} read the index {index.path} while it changed, twice (it is being "
+        f"re-indexed): call again once the re-index has finished"
+    )

@@ -5,17 +5,24 @@ unchanged (its :data:`~ctxselect.agent.spans.Fingerprint`), or any chunk of the 
 document with exactly the text the session received. So a chunk changed by re-indexing is
 new material again, while one that only moved (a line added above it, a chunk split off
 before it) is not sent twice. :class:`~ctxselect.agent.sessions.Sessions` keeps one
-:class:`SessionState` per session key and forgets the least recently used.
+:class:`SessionState` per session key and forgets the least recently used, and any
+idle for :data:`IDLE_SECONDS`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ctxselect.agent.grep_session import Grepped
+from ctxselect.agent.limits import MAX_SESSIONS
 from ctxselect.agent.spans import DocSpans, Fingerprint
+from ctxselect.errors import ConfigError
 from ctxselect.types import Hit
+
+IDLE_SECONDS = 3600.0
+"""A session idle this long is forgotten; its next call is answered as a new session's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +35,8 @@ class Delivered:
 
 @dataclass(slots=True)
 class SessionState:
-    """One session: its calls, the tokens its results cost, the chunks and blocks it got.
+    """One session: its calls, the tokens its results cost, the chunks and blocks it got,
+    and when it was last used (the clock of :class:`~ctxselect.agent.sessions.Sessions`).
 
     ``delivered`` maps each chunk id sent to when and which version; ``texts`` maps each
     (document, hash of a chunk's text) sent to when, so a chunk with another id or other
@@ -40,6 +48,13 @@ class SessionState:
     delivered: dict[str, Delivered] = field(default_factory=dict)
     texts: dict[tuple[str, int], Delivered] = field(default_factory=dict)
     grepped: Grepped = field(default_factory=dict)
+    used_at: float = 0.0
+
+    def copy(self) -> SessionState:
+        """A copy whose changes leave this state as it is."""
+        return dataclasses.replace(
+            self, delivered=dict(self.delivered), texts=dict(self.texts), grepped=dict(self.grepped)
+        )
 
     def sent(self, spans: DocSpans, chunk_id: str) -> Delivered | None:
         """When the session received the current text of live chunk ``chunk_id`` (None:
@@ -84,3 +99,20 @@ class SessionState:
             made = Delivered(call, spans.fingerprint(chunk_id))
             self.delivered[chunk_id] = made
             self.texts[(made.fingerprint[0], made.fingerprint[3])] = made
+
+
+def check_limits(max_sessions: int, idle_seconds: float | None) -> tuple[int, float | None]:
+    """Return the session limits if valid, else raise ConfigError."""
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise ConfigError(
+            f"max_sessions must be a whole number of at least 1, got {max_sessions!r}: pass "
+            f"how many sessions to remember at once (default {MAX_SESSIONS})"
+        )
+    number = isinstance(idle_seconds, int | float) and not isinstance(idle_seconds, bool)
+    if idle_seconds is not None and not (number and idle_seconds > 0):
+        raise ConfigError(
+            f"idle_seconds must be above 0, got {idle_seconds!r}: pass how long an idle "
+            f"session is remembered (default {IDLE_SECONDS:g}), or None to keep it until "
+            f"max_sessions evicts it"
+        )
+    return max_sessions, idle_seconds

@@ -1,4 +1,4 @@
-"""``select`` in a session: chunks the session already has come back as references.
+"""``select`` (and ``search``) in a session: chunks the session has come back as references.
 
 The plain selection's chunks that the session received (unchanged since) are sent as
 references; the budget they would have used goes to new material (see
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from ctxselect.agent import limits
 from ctxselect.agent.material import Ask, new_material
 from ctxselect.agent.memory import SessionState
-from ctxselect.agent.results import Meter, shrink_context
+from ctxselect.agent.results import Meter, shrink_context, shrink_search
 from ctxselect.agent.spans import DocSpans
 from ctxselect.api.read import Index
-from ctxselect.tool_results import ContextResult
+from ctxselect.tool_results import ContextResult, SearchResult
 from ctxselect.types import Filter, Hit, Selection
 
 
@@ -66,6 +66,35 @@ def select_context(
     sent = [] if detail == "ids" else [(p.doc_id, p.start, p.end) for p in result.pieces]
     ids = [] if detail == "ids" else [c for p in result.pieces for c in p.chunk_ids]
     state.deliver(spans, result.call, result.result_tokens, sent, ids)
+    return result
+
+
+def search_context(
+    spans: DocSpans,
+    meter: Meter,
+    state: SessionState,
+    query: str,
+    k: int,
+    mode: str,
+    filter: Filter,
+) -> SearchResult:
+    """The ``k`` best chunks for ``query``, ones ``state`` has as references; record what is
+    sent."""
+    index = spans.index
+    hits = index.search(
+        query, k, mode, include=filter.include, exclude=filter.exclude, where=filter.where
+    )
+    known = state.known(spans, hits)
+    refs = tuple(
+        spans.reference(h, known[h.chunk_id].call, h.n_tokens) for h in hits if h.chunk_id in known
+    )
+    new = tuple(h for h in hits if h.chunk_id not in known)
+    used = sum(h.n_tokens for h in new) + sum(r.tokens for r in refs)
+    note = "" if hits else empty_note(index, filter) or "no chunk matches the query"
+    result = SearchResult(query, mode, k, new, refs, used, state.calls + 1, 0, 0, meter.cap, note)
+    result = meter.fit(result, state.tokens, shrink_search)
+    sent = [(h.doc_id, h.start, h.end) for h in result.hits]
+    state.deliver(spans, result.call, result.result_tokens, sent)
     return result
 
 

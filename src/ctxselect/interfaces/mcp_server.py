@@ -49,6 +49,7 @@ def build_server(
     library: ExampleLibrary | None = None,
     allow_write: bool = False,
     max_result_tokens: int = agent.DEFAULT_MAX_RESULT_TOKENS,
+    idle_seconds: float | None = None,
 ) -> StrictServer:
     """Build the MCP server over an opened index.
 
@@ -57,8 +58,12 @@ def build_server(
         library: Few-shot examples for ``examples`` (the tool exists only then).
         allow_write: Add ``add`` and ``index``; without it all tools read.
         max_result_tokens: No tool result exceeds this many tokens (index tokenizer).
+        idle_seconds: Forget a session after this long without a call (None: never, as
+            over stdio, where the one session lasts as long as the process).
     """
-    service = agent.Sessions(index, max_result_tokens=max_result_tokens, serialize=to_text)
+    service = agent.Sessions(
+        index, max_result_tokens=max_result_tokens, serialize=to_text, idle_seconds=idle_seconds
+    )
     server = StrictServer(
         "ctxselect",
         instructions=_instructions(service, library, allow_write),
