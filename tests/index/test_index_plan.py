@@ -60,3 +60,21 @@ def test_under_roots_checks_the_corpus_file_of_a_beir_record(tmp_path: Path) -> 
     outside = Document("z1", "zebra", source=f"{tmp_path}/corpus.jsonl:1", kind="beir")
     with pytest.raises(InputError, match="outside the index's roots"):
         under_roots([outside], [root])
+
+
+def test_add_records_absolute_sources_as_index_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, ix = _root(tmp_path), tmp_path / "ix"
+    cs.index_paths([root], ix)
+    (root / "b.md").write_text("beta bananas\n", encoding="utf-8")
+    _corpus(root / "beir")
+    (tmp_path / "link").symlink_to(root)  # a folder link to the root, outside it
+    monkeypatch.chdir(tmp_path)
+    cs.add_paths(["docs/b.md", "docs/beir/corpus.jsonl"], ix)  # typed relative to here
+    cs.add_paths(["link/a.md"], ix)
+    monkeypatch.chdir(root)  # where they were typed no longer matters
+    with cs.open_index(ix) as idx:
+        assert idx.get_document("b.md").source == str(root / "b.md")  # was "docs/b.md"
+        assert idx.get_document("z1").source == f"{root / 'beir' / 'corpus.jsonl'}:1"
+        assert idx.get_document("a.md").source == str(root / "a.md")  # was "link/a.md"

@@ -144,6 +144,9 @@ def test_invalid_utf8_and_lone_surrogates_in_records_are_replaced(tmp_path: Path
     texts = {d.doc_id: d.text for d in result.documents}
     assert texts == {"a": "caf\ufffd", "b": "x\ufffdy"}
     assert result.report.decoded_with_replacement == 2
+    corpus = str(tmp_path / "corpus.jsonl")
+    assert result.report.replaced_files == (f"{corpus}:1", f"{corpus}:2")
+    assert f"U+FFFD: {corpus}:1, {corpus}:2." in result.report.summary()
 
 
 def test_beir_dataset_folder_loads_only_the_corpus(tmp_path: Path) -> None:

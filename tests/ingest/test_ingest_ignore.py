@@ -10,6 +10,7 @@ import pytest
 import ctxselect.ingest.files as ingest_files
 import ctxselect.ingest.walk as ingest_walk
 from ctxselect.ingest import load_paths
+from ctxselect.ingest.rescan import left_out
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -100,6 +101,28 @@ def test_nested_gitignore_is_relative_to_its_folder_and_overrides_parent(tmp_pat
     assert ids(tmp_path) == ["docs/inner/draft.md", "docs/secret.md", "other/draft.md"]
 
 
+def test_ctxselectignore_leaves_out_what_git_tracks_and_takes_back_what_git_ignores(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {
+            ".gitignore": "*.log\nnotes.md\n",
+            ".ctxselectignore": "CHANGELOG.md\nfixtures/\n!keep.log\n",
+            "CHANGELOG.md": "left out of the index, not of git",
+            "fixtures/big.txt": "left out with its folder",
+            "keep.log": "taken back: in one folder .ctxselectignore wins",
+            "other.log": "still ignored by .gitignore",
+            "notes.md": "still ignored by .gitignore",
+            "src/a.py": "kept",
+            "src/.ctxselectignore": "!notes.md\n",
+            "src/notes.md": "taken back by a deeper file",
+        },
+    )
+    assert ids(tmp_path) == ["keep.log", "src/a.py", "src/notes.md"]
+    assert load_paths(tmp_path).report.ignored == 7  # 3 ignore files (hidden), 4 by pattern
+
+
 def test_file_inside_ignored_folder_cannot_be_reincluded(tmp_path: Path) -> None:
     write(tmp_path, {".gitignore": "out/\n!out/keep.txt\n", "out/keep.txt": "k", "a.txt": "a"})
     assert ids(tmp_path) == ["a.txt"]
@@ -125,6 +148,7 @@ def test_invalid_utf8_is_replaced_and_counted(tmp_path: Path) -> None:
     doc = next(d for d in result.documents if d.doc_id == "latin1.txt")
     assert doc.text == "caf\ufffd cr\ufffdme"
     assert result.report.decoded_with_replacement == 1
+    assert result.report.replaced_files == (str(tmp_path / "latin1.txt"),)
     assert result.report.loaded == 2
 
 
@@ -219,3 +243,60 @@ def test_summary_mentions_every_nonzero_count(tmp_path: Path) -> None:
     assert summary.startswith("Loaded 2 documents.")
     for part in ("1 empty", "1 unsupported type", "1 ignored", "invalid UTF-8"):
         assert part in summary
+
+
+def test_the_ignore_files_of_the_enclosing_git_work_tree_apply_above_the_root(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git" / "info").mkdir(parents=True)  # the top of a work tree
+    (tmp_path / ".git" / "info" / "exclude").write_text("*.local.md\n", encoding="utf-8")
+    write(
+        tmp_path,
+        {
+            ".gitignore": "*.secret.md\n/docs/drafts/\n",
+            "docs/.gitignore": "!keep.secret.md\n",
+            "docs/a.md": "kept",
+            "docs/prod.secret.md": "token=abc: ignored by the top .gitignore",
+            "docs/keep.secret.md": "taken back by docs/.gitignore, deeper",
+            "docs/me.local.md": "ignored by .git/info/exclude",
+            "docs/drafts/wip.md": "ignored: the anchored pattern reaches below the root",
+            "docs/sub/drafts/x.md": "kept: /docs/drafts/ is anchored at the top",
+        },
+    )
+    docs = tmp_path / "docs"
+    assert ids(docs) == ["a.md", "keep.secret.md", "sub/drafts/x.md"]
+    assert left_out(str(docs / "prod.secret.md"), [str(docs)]).startswith(
+        f"the pattern '*.secret.md' in {tmp_path / '.gitignore'} line 1 ignores it"
+    )
+    assert left_out(str(docs / "me.local.md"), [str(docs)]).startswith(
+        f"the pattern '*.local.md' in {tmp_path / '.git' / 'info' / 'exclude'} line 1"
+    )
+    assert ids(tmp_path) == ["docs/a.md", "docs/keep.secret.md", "docs/sub/drafts/x.md"]
+
+
+def test_ignore_files_above_a_root_outside_any_work_tree_are_not_read(tmp_path: Path) -> None:
+    write(tmp_path, {".gitignore": "*.md\n", "docs/a.md": "kept: no .git above"})
+    assert ids(tmp_path / "docs") == ["a.md"]
+
+
+def test_a_named_root_inside_a_folder_git_ignores_is_still_indexed(tmp_path: Path) -> None:
+    # datasets are often git-ignored; `ctxselect index data/set` must not come out empty
+    (tmp_path / ".git").mkdir()
+    write(
+        tmp_path,
+        {
+            ".gitignore": "data/\n*.secret.md\n",
+            "data/set/a.md": "kept: the user named data/set",
+            "data/set/b.secret.md": "ignored: the pattern is about files below the root",
+        },
+    )
+    assert ids(tmp_path / "data" / "set") == ["a.md"]
+    assert ids(tmp_path) == []  # walked from the top, data/ is ignored as git ignores it
+
+
+def test_a_pattern_git_cannot_read_matches_nothing_and_the_rest_still_apply(
+    tmp_path: Path,
+) -> None:
+    # "[z-a]" made pathspec raise re.error out of the walk: a traceback, nothing indexed
+    write(tmp_path, {".gitignore": "[z-a]\n\\\n*.log\n", "a.md": "kept", "b.log": "ignored"})
+    assert ids(tmp_path) == ["a.md"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import ctxselect as cs
 from _support.pdfs import encrypt_pdf, make_pdf
 from ctxselect.chunk import make_chunker
 from ctxselect.config import ChunkSpec
@@ -182,3 +183,34 @@ def test_chunk_file_on_a_pdf_without_text_says_why(tmp_path: Path) -> None:
         cs.chunk_file(tmp_path / "scan.pdf")
     (tmp_path / "manual.pdf").write_bytes(make_pdf(MANUAL))
     assert cs.chunk_file(tmp_path / "manual.pdf")[0].header == "manual.pdf p. 1-4"
+
+
+def test_pages_that_fail_to_extract_are_named_in_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pypdf
+
+    real = pypdf.PageObject.extract_text
+
+    def damaged(page: pypdf.PageObject, *args: object, **kwargs: object) -> str:
+        text = real(page, *args, **kwargs)
+        if "brown wire" in text or "replace the seal" in text:
+            raise ValueError("damaged content stream")
+        return text
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", damaged)
+    (tmp_path / "manual.pdf").write_bytes(make_pdf(MANUAL))
+    (tmp_path / "whole.pdf").write_bytes(make_pdf([["Only page, read in full."]]))
+    result = load_paths(tmp_path)
+    docs = {d.doc_id: d for d in result.documents}
+    assert _page_texts(docs["manual.pdf"].text)[1:] == ["", "", ""]  # the other pages stay
+    path = str(tmp_path / "manual.pdf")
+    why = "pages 2, 4 of 4 could not be extracted and are left empty; repair it"
+    [(named, reason)] = result.report.partial_files  # whole.pdf is not named
+    assert named == path and reason.startswith(why)
+    assert f"Partly read: {path} (pages 2, 4 of 4" in result.report.summary()
+    report = cs.index_paths([tmp_path], index=tmp_path / "ix")
+    assert [tuple(p) for p in report.partial_files] == [(path, reason)]
+    from ctxselect.interfaces.cli.render import index_report
+
+    assert f"partly read: {path} (pages 2, 4 of 4 could not" in index_report(report)

@@ -55,3 +55,12 @@ def test_it_agrees_with_what_the_walk_loads(root: Path) -> None:
     kept = {str(p) for p in files if not left_out(str(p), [str(root)], cache)}
     assert {s.rsplit(":", 1)[0] for s in walked} == kept  # sub/keep.log loads as text
     assert str(root / "sub" / "keep.log") in kept and len(cache) == 3  # root, sub, ds: once
+
+
+def test_a_ctxselectignore_pattern_is_named_with_its_file_and_line(root: Path) -> None:
+    (root / "sub" / ".ctxselectignore").write_text("# index only\nkeep.log\n", "utf-8")
+    assert left_out(str(root / "sub" / "keep.log"), [str(root)]).startswith(
+        f"the pattern 'keep.log' in {root / 'sub' / '.ctxselectignore'} line 2 ignores it"
+    )
+    walked = {d.doc_id for d in load_paths(root).documents}
+    assert "sub/keep.log" not in walked  # the walk agrees

@@ -114,7 +114,7 @@ def plan_changes(
         renames=pairs,
         added=len(changes.added) - len(pairs),
         updated=len(changes.modified),
-        unchanged=len(changes.unchanged),
+        unchanged=len(changes.unchanged) + len(kept),  # kept as indexed: counted, not lost
     )
 
 
@@ -149,7 +149,8 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
 
 
 def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document]:
-    """Give file documents the ids a scan of ``roots`` gives them (BEIR records keep theirs).
+    """Give file documents the ids and absolute sources a scan of ``roots`` gives them
+    (BEIR records keep their ids).
 
     A file whose folder, resolved, lies inside the roots gets the id of that real place,
     as a scan (which walks a folder once, where it really is) gives it: a file reached
@@ -170,14 +171,18 @@ def under_roots(docs: Sequence[Document], roots: Sequence[str]) -> list[Document
         path = os.path.abspath(doc.source.rsplit(":", 1)[0] if beir else doc.source)
         real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
         if _inside(real, real_roots):
-            doc_id = _rel(real, os.path.realpath(base))
+            doc_id, source = _rel(real, os.path.realpath(base)), real
         elif _inside(path, roots):
-            doc_id = _rel(path, base)
+            doc_id, source = _rel(path, base), path
         else:
             raise InputError(
                 f"{path if beir else doc.source} is outside the index's roots "
                 f"({', '.join(roots)}): a re-scan would drop it; index its folder with "
                 f"`ctxselect index ROOT...` instead"
             )
-        out.append(doc if beir else dataclasses.replace(doc, doc_id=doc_id))
+        if beir:  # the record keeps its id; its source names the corpus as a scan does
+            line = doc.source.rsplit(":", 1)[1]
+            out.append(dataclasses.replace(doc, source=f"{source}:{line}"))
+        else:
+            out.append(dataclasses.replace(doc, doc_id=doc_id, source=source))
     return out

@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from ctxselect.config import IGNORE_FILES
+
 Fingerprint = frozenset[tuple[str, int, int]]
 
 
 def fingerprint(roots: Sequence[str], skip: str) -> Fingerprint:
     """Return (path, size, mtime) of every file under ``roots``.
 
-    Hidden names are left out (ingest ignores them too), and so is the folder ``skip``
-    (the index itself, which every update changes); a folder reached twice (symlink
-    loops) is entered once.
+    Hidden names are left out (ingest ignores them too), except the ignore files
+    (``.gitignore``, ``.ctxselectignore``), whose edits change what is indexed; so is the
+    folder ``skip`` (the index itself, which every update changes); a folder reached
+    twice (symlink loops) is entered once.
     """
     seen: set[tuple[str, int, int]] = set()
     visited: set[tuple[int, int]] = set()
@@ -34,5 +37,7 @@ def fingerprint(roots: Sequence[str], skip: str) -> Fingerprint:
             names = os.listdir(path)
         except OSError:
             continue
-        stack.extend(os.path.join(path, n) for n in names if not n.startswith("."))
+        stack.extend(
+            os.path.join(path, n) for n in names if not n.startswith(".") or n in IGNORE_FILES
+        )
     return frozenset(seen)

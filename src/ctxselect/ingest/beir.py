@@ -4,9 +4,10 @@ Layout as in Thakur et al. 2021 (BEIR). The first non-empty line decides whether
 ``.jsonl`` file is a BEIR corpus. A bad line (not JSON, not a BEIR record, a field of the
 wrong type) is an input error in a file the user named (``strict``); in a file met while
 walking a folder it is skipped and the file is named as unreadable with the first bad
-line, so one damaged export does not stop the index of a whole tree. A record
-with a title and no text becomes a document whose text is the title (and whose title is
-empty): chunks hold document text only, so otherwise it could never be retrieved.
+line (a repeated ``_id`` too: the first record keeps it), so one damaged export does not
+stop the index of a whole tree. A record with a title and no text becomes a document
+whose text is the title (and whose title is empty): chunks hold document text only, so
+otherwise it could never be retrieved.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def load_beir(
     """
     docs: list[Document] = []
     bad: list[str] = []
+    seen: dict[str, int] = {}
     pending = 0
     with open(path, "rb") as handle:
         for lineno, raw in enumerate(handle, 1):
@@ -78,13 +80,27 @@ def load_beir(
                     raise
                 bad.append(str(exc).removeprefix(f"{path}:"))
                 continue
-            if doc is not None:
+            if doc is not None and _keep_first(doc.doc_id, lineno, seen, None if strict else bad):
                 docs.append(doc)
     if advance is not None and pending:
         advance(pending)
     if bad:
         tally.unreadable.append((path, _bad_lines_reason(bad)))
     return docs
+
+
+def _keep_first(doc_id: str, lineno: int, seen: dict[str, int], bad: list[str] | None) -> bool:
+    """Tell whether to keep a record: in a walked corpus (``bad`` given) a repeated ``_id``
+    is a bad line, so one sloppy export does not stop the whole index; in a named corpus
+    the duplicate is kept for the loader's unique-id check to refuse, naming both lines."""
+    first = seen.setdefault(doc_id, lineno)
+    if first == lineno or bad is None:
+        return True
+    bad.append(
+        f"{lineno}: duplicate _id {doc_id!r} (first on line {first}, which was indexed): "
+        f"doc ids must be unique; give that line its own _id, or remove it"
+    )
+    return False
 
 
 _ID = re.compile(rb'"_id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
@@ -169,7 +185,7 @@ def _document(
     if not text.strip():  # title only: chunks cut document text, so the title becomes it
         title, text = "", title
     if replaced or fixed_title or fixed_text:
-        tally.decoded_with_replacement += 1
+        tally.loaded_with_replacement(f"{path}:{lineno}")
     fields = beir_fields(record.get("metadata"), f"{path}:{lineno}")
     # metadata changes re-index the line: the hash covers it (unchanged without metadata)
     hashed = text if not fields else text + "\0" + json.dumps(fields, ensure_ascii=False)

@@ -26,8 +26,15 @@ from ctxselect.ingest.kinds import SNIFF
 from ctxselect.ingest.pdf import pdf_to_text
 from ctxselect.ingest.report import EMPTY, NO_BODY_TEXT, IngestReport, IngestResult, Tally
 from ctxselect.ingest.rescan import Listings, left_out
-from ctxselect.ingest.text import content_hash, decode, is_binary, normalize
-from ctxselect.ingest.walk import Candidate, Scanner, describe_os_error, printable, valid_name
+from ctxselect.ingest.text import content_hash, normalize, to_text
+from ctxselect.ingest.walk import (
+    Candidate,
+    Scanner,
+    describe_os_error,
+    other_unicode_form,
+    printable,
+    valid_name,
+)
 from ctxselect.types import Document
 
 DEFAULT_MAX_BYTES = 50_000_000
@@ -115,13 +122,35 @@ def _check_roots(paths: PathArg | Iterable[PathArg]) -> list[str]:
                 f"path '{printable(os.path.abspath(root))}' is not valid UTF-8, so it cannot "
                 f"be stored in an index: rename it (or the folder it is in)"
             )
-        if not os.path.exists(root):
-            what = "is a broken symlink" if os.path.islink(root) else "does not exist"
+        other = None if os.path.exists(root) else other_unicode_form(root)
+        if other is not None:
             raise InputError(
-                f"path {root!r} {what}: check the spelling, or run from the folder it is "
-                f"relative to (current folder: {os.getcwd()})"
+                f"path {root!r} does not exist, but {printable(other)!r} does: the same name "
+                f"with its accents encoded another way (Unicode NFC vs NFD, e.g. a file made "
+                f"on macOS); pass the name as it is on disk (tab completion gives it)"
             )
+        if not os.path.exists(root):
+            raise InputError(_missing_root(root))
     return roots
+
+
+def _missing_root(root: str) -> str:
+    """Why root ``root`` cannot be read: a dangling link, a link loop, or no such path."""
+    if os.path.islink(root):
+        what = "broken symlink"
+        try:
+            os.stat(root)
+        except OSError as exc:
+            what = describe_os_error(exc, symlink=True)  # or "symlink loop"
+        target = os.readlink(root)
+        return (
+            f"path {root!r} is a {what} (it points to {target!r}): point the link at an "
+            f"existing file or folder, or pass that file or folder itself"
+        )
+    return (
+        f"path {root!r} does not exist: check the spelling, or run from the folder it is "
+        f"relative to (current folder: {os.getcwd()})"
+    )
 
 
 def base_folder(abs_roots: Sequence[str]) -> str:
@@ -217,11 +246,11 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
         return None
     if cand.kind == "pdf":
         return _load_pdf(cand, data, tally)
-    if is_binary(data):
+    decoded = to_text(data, html=cand.kind == "html")
+    if decoded is None:
         tally.skip_binary(cand.path)
         return None
-    text, replaced = decode(data)
-    text = normalize(text)
+    text, replaced = normalize(decoded[0]), decoded[1]
     kind = "text" if cand.kind == SNIFF else cand.kind
     title = ""
     if kind == "html":
@@ -230,10 +259,10 @@ def _load_file(cand: Candidate, max_bytes: int, tally: Tally) -> Document | None
         title, text = html_to_text(text)
     if not text.strip():
         html_only = kind == "html" and bool(data.strip())
-        tally.skip_empty(cand.path, NO_BODY_TEXT if html_only else EMPTY)
+        tally.skip_empty(cand.path, NO_BODY_TEXT if html_only else EMPTY, cand.doc_id)
         return None
     if replaced:
-        tally.decoded_with_replacement += 1
+        tally.loaded_with_replacement(cand.path)
     return Document(
         doc_id=cand.doc_id,
         text=text,
@@ -257,10 +286,13 @@ def _fields(kind: str, doc_id: str, text: str) -> Fields:
 def _load_pdf(cand: Candidate, data: bytes, tally: Tally) -> Document | None:
     """Extract a PDF's text; name it in the report with the reason when that fails."""
     try:
-        text = pdf_to_text(data).text
+        pdf = pdf_to_text(data)
     except (InputError, MissingExtraError) as exc:  # no text layer, encrypted, broken, no pypdf
         tally.unreadable.append((cand.path, str(exc)))
         return None
+    text = pdf.text
+    if pdf.failed_pages:
+        tally.partial_files.append((cand.path, pdf.missing()))
     return Document(
         doc_id=cand.doc_id,
         text=text,

@@ -15,7 +15,10 @@ report shows: no text layer ("no extractable text"), encrypted, or broken.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import io
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +51,17 @@ class PdfText:
         """Return the 1-based number of the page holding ``text[offset]``."""
         return bisect.bisect_right(self.page_starts, offset)
 
+    def missing(self) -> str:
+        """Name the pages left empty, with the fix ("" when none failed)."""
+        if not self.failed_pages:
+            return ""
+        pages = ", ".join(map(str, self.failed_pages))
+        noun = "page" if len(self.failed_pages) == 1 else "pages"
+        return (
+            f"{noun} {pages} of {len(self.page_starts)} could not be extracted and are "
+            f"left empty; repair it (e.g. qpdf in.pdf out.pdf) or export it again"
+        )
+
 
 def pdf_to_text(data: bytes) -> PdfText:
     """Extract the text of a PDF, page by page, into one normalised text.
@@ -68,7 +82,25 @@ def pdf_to_text(data: bytes) -> PdfText:
             "broken PDF").
     """
     pypdf = require("pypdf", extra="pdf", feature="reading PDF files")
-    reader = _open(pypdf, data)
+    with _quiet_pypdf():
+        return _extract(_open(pypdf, data))
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """Silence pypdf's log lines ("EOF marker not found" ...) while a PDF is read: they
+    name no file, and what matters reaches the ingest report as the InputError's reason."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _extract(reader: Any) -> PdfText:
+    """The text of every page of an opened PDF (see :func:`pdf_to_text`)."""
     try:
         pages = list(reader.pages)
     except Exception as exc:  # pypdf raises many types on a damaged page tree
@@ -84,7 +116,10 @@ def pdf_to_text(data: bytes) -> PdfText:
         texts.append(_clean(raw))
     if not any(t.strip() for t in texts):
         if failed:
-            raise InputError(f"broken PDF: text extraction failed on every page ({len(pages)})")
+            raise InputError(
+                f"broken PDF: text extraction failed on every page ({len(pages)}); repair "
+                f"it (e.g. qpdf in.pdf out.pdf) or export it again"
+            )
         raise InputError(
             f"{NO_TEXT}: its {len(pages)} page(s) have no text layer (a scanned PDF?); "
             f"add one with OCR (e.g. ocrmypdf in.pdf out.pdf) and index the result"

@@ -32,9 +32,15 @@ class IngestReport:
         too_large: Files (or BEIR records) skipped for being above ``max_bytes``.
         unsupported: Files skipped because no loader handles their extension.
         ignored: Files and folders skipped by ignore rules: hidden names, ``.gitignore``
-            patterns, junk folders (``__pycache__``, ``node_modules``, virtualenvs), and
-            folders already visited through a symlink.
+            and ``.ctxselectignore`` patterns, junk folders (``__pycache__``,
+            ``node_modules``, virtualenvs), and folders already visited through a symlink.
         decoded_with_replacement: Documents loaded with invalid UTF-8 replaced by U+FFFD.
+        replaced_files: The files counted in ``decoded_with_replacement``, sorted (a BEIR
+            record as ``path:line``), so a user knows which ones to save as UTF-8.
+        partial_files: ``(path, reason)`` for each file loaded with part of it missing
+            (PDF pages whose text pypdf could not extract), sorted.
+        empty_ids: The doc ids of the files counted in ``empty``, sorted: ``add`` removes
+            the indexed version of a file that is now empty, as a re-scan does.
         unreadable: ``(path, reason)`` for each path that could not be read (permission
             denied, vanished during the scan, broken symlink, not a regular file, a name
             that is not valid UTF-8, shown with its bad bytes as ``\\xff`` escapes).
@@ -63,6 +69,9 @@ class IngestReport:
     skipped_files: tuple[tuple[str, str], ...] = ()
     empty_files: tuple[tuple[str, str], ...] = ()
     too_large_ids: tuple[str, ...] = ()
+    replaced_files: tuple[str, ...] = ()
+    partial_files: tuple[tuple[str, str], ...] = ()
+    empty_ids: tuple[str, ...] = ()
 
     def named_failure(self, paths: Sequence[str]) -> str:
         """Why one of ``paths`` (roots the user named) was not read, or "" if none failed."""
@@ -114,7 +123,7 @@ class IngestReport:
                 (self.empty, "empty"),
                 (self.too_large, "too large"),
                 (self.unsupported, "unsupported type"),
-                (self.ignored, "ignored (hidden, .gitignore or junk folder)"),
+                (self.ignored, "ignored (hidden, ignore-file pattern or junk folder)"),
             )
             if count
         ]
@@ -133,8 +142,12 @@ class IngestReport:
             )
         if self.decoded_with_replacement:
             parts.append(
-                f"{self.decoded_with_replacement:,} loaded with invalid UTF-8 replaced by U+FFFD."
+                f"{self.decoded_with_replacement:,} loaded with invalid UTF-8 replaced by "
+                f"U+FFFD: {first_few(self.replaced_files)}."
             )
+        if self.partial_files:
+            named = [f"{path} ({why})" for path, why in self.partial_files]
+            parts.append(f"Partly read: {first_few(named)}.")
         if self.unreadable:
             shown = "; ".join(f"{p} ({why})" for p, why in self.unreadable[:_SHOWN_UNREADABLE])
             more = len(self.unreadable) - _SHOWN_UNREADABLE
@@ -173,11 +186,22 @@ class Tally:
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
     empty_files: list[tuple[str, str]] = field(default_factory=list)
     too_large_ids: list[str] = field(default_factory=list)
+    replaced_files: list[str] = field(default_factory=list)
+    partial_files: list[tuple[str, str]] = field(default_factory=list)
+    empty_ids: list[str] = field(default_factory=list)
 
-    def skip_empty(self, path: str, why: str = EMPTY) -> None:
-        """Count and name a file skipped for having no text (``why``: which way)."""
+    def loaded_with_replacement(self, name: str) -> None:
+        """Count and name a document loaded with invalid UTF-8 replaced by U+FFFD."""
+        self.decoded_with_replacement += 1
+        self.replaced_files.append(name)
+
+    def skip_empty(self, path: str, why: str = EMPTY, doc_id: str = "") -> None:
+        """Count and name a file skipped for having no text (``why``: which way;
+        ``doc_id``: the id it would have had, "" when unknown)."""
         self.empty += 1
         self.empty_files.append((path, why))
+        if doc_id:
+            self.empty_ids.append(doc_id)
 
     def skip_binary(self, path: str) -> None:
         """Count and name a file skipped because its bytes look binary."""
@@ -209,4 +233,7 @@ class Tally:
             skipped_files=tuple(sorted(self.skipped_files)),
             empty_files=tuple(sorted(self.empty_files)),
             too_large_ids=tuple(sorted(self.too_large_ids)),
+            replaced_files=tuple(sorted(self.replaced_files)),
+            partial_files=tuple(sorted(self.partial_files)),
+            empty_ids=tuple(sorted(self.empty_ids)),
         )

@@ -3,7 +3,7 @@
 ``add`` loads the paths it is given as they are, hidden or ignored ones included, while the
 next ``index`` re-scan walks the roots with the ignore rules of :mod:`ctxselect.ingest.walk`
 and would remove such a file again. :func:`left_out` replays those rules from the root down
-to one file and says which rule leaves it out (for a ``.gitignore`` pattern: the file, its
+to one file and says which rule leaves it out (for an ignore-file pattern: the file, its
 line and the pattern) and how to include it.
 """
 
@@ -11,25 +11,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from ctxselect.ingest.ignore_rules import (
+    Rules,
+    enclosing_rules,
+    ignore_hit,
+    read_ignore_file,
+    with_ignore_files,
+)
 from ctxselect.ingest.walk import (
     BEIR_CORPUS,
-    gitignore_hit,
     inside,
     is_beir_folder,
     is_index_dir,
     is_junk_dir,
     list_dir,
-    read_gitignore,
 )
 
-if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
-
-_Rules = tuple[tuple[str, "GitIgnoreSpec"], ...]
-# folder -> (names in it, the .gitignore rules that apply to those names)
-Listings = dict[str, tuple[frozenset[str], _Rules]]
+# folder -> (names in it, the ignore-file rules that apply to those names)
+Listings = dict[str, tuple[frozenset[str], Rules]]
 
 _RENAME = "rename it, or index it as a root of its own (`ctxselect index ROOT... PATH`)"
 
@@ -38,10 +38,10 @@ def left_out(path: str, roots: Sequence[str], cache: Listings | None = None) -> 
     """Why a walk of the folder ``roots`` would not load the file ``path``, or "" if it would.
 
     Checks each name from the root holding ``path`` down, with the walk's own rules:
-    hidden names, ``.gitignore`` patterns, junk folders, other index folders, BEIR dataset
-    folders (only ``corpus.jsonl`` is read), and file links whose target is inside the
-    roots (the target is read instead). A path under no folder root gives "". The answer ends with
-    how to include the file.
+    hidden names, ``.gitignore`` and ``.ctxselectignore`` patterns, junk folders, other
+    index folders, BEIR dataset folders (only ``corpus.jsonl`` is read), and file links
+    whose target is inside the roots (the target is read instead). A path under no folder
+    root gives "". The answer ends with how to include the file.
 
     Args:
         path: A file under one of ``roots``.
@@ -60,7 +60,7 @@ def left_out(path: str, roots: Sequence[str], cache: Listings | None = None) -> 
 
 
 def _left_out_below(root: str, parts: list[str], cache: Listings) -> str:
-    rules: _Rules = ()
+    rules: Rules = enclosing_rules(root)
     folder, rel = root, ""
     for depth, name in enumerate(parts):
         is_dir = depth < len(parts) - 1
@@ -75,10 +75,10 @@ def _left_out_below(root: str, parts: list[str], cache: Listings) -> str:
             )
         if name.startswith("."):
             return f"the name {name!r} is hidden (it starts with a dot); {_RENAME}"
-        hit = gitignore_hit(rules, rel + name, is_dir)
+        hit = ignore_hit(rules, rel + name, is_dir)
         if hit is not None:
             what = f"the folder {os.path.join(folder, name)}" if is_dir else "it"
-            return _ignored_by(os.path.join(root, hit[0], ".gitignore"), hit[1], what)
+            return _ignored_by(hit[0], hit[1], what)
         folder = os.path.join(folder, name)
         if is_dir and is_junk_dir(name, folder):
             return f"{folder} is a junk folder (caches, dependencies, virtualenvs); {_RENAME}"
@@ -102,25 +102,25 @@ def _linked_inside(path: str, roots: Sequence[str]) -> str:
 
 
 def _listing(
-    folder: str, rel: str, rules: _Rules, cache: Listings
-) -> tuple[frozenset[str], _Rules] | None:
-    """The names in ``folder`` and the rules for them (its own .gitignore added), cached."""
+    folder: str, rel: str, rules: Rules, cache: Listings
+) -> tuple[frozenset[str], Rules] | None:
+    """The names in ``folder`` and the rules for them (its own ignore files added), cached."""
     if folder in cache:
         return cache[folder]
     try:
         names = frozenset(e.name for e in list_dir(folder))
     except OSError:
         return None
-    if not is_beir_folder(set(names)) and ".gitignore" in names:  # as the walk reads them
-        rules = _with_rules(folder, rel, rules)
+    if not is_beir_folder(set(names)):  # as the walk reads them
+        rules = with_ignore_files(folder, rel, names, rules)
     cache[folder] = (names, rules)
     return cache[folder]
 
 
-def _ignored_by(gitignore: str, pattern: str, what: str) -> str:
-    """Name the .gitignore line holding ``pattern`` (the last one: git's winner)."""
+def _ignored_by(ignore_file: str, pattern: str, what: str) -> str:
+    """Name the ignore-file line holding ``pattern`` (the last one: git's winner)."""
     try:
-        lines = [line.strip() for line in read_gitignore(gitignore)]
+        lines = [line.strip() for line in read_ignore_file(ignore_file)]
     except OSError:
         lines = []
     where = f" line {len(lines) - lines[::-1].index(pattern)}" if pattern in lines else ""
@@ -129,17 +129,7 @@ def _ignored_by(gitignore: str, pattern: str, what: str) -> str:
         if what != "it"
         else "remove that pattern, or re-include the file with a '!' pattern after it"
     )
-    return f"the pattern {pattern!r} in {gitignore}{where} ignores {what}; {fix}"
-
-
-def _with_rules(folder: str, rel: str, rules: _Rules) -> _Rules:
-    from pathspec import GitIgnoreSpec  # as the walk: gitignore matching as git does it
-
-    try:
-        lines = read_gitignore(os.path.join(folder, ".gitignore"))
-    except OSError:
-        return rules
-    return (*rules, (rel, GitIgnoreSpec.from_lines(lines)))
+    return f"the pattern {pattern!r} in {ignore_file}{where} ignores {what}; {fix}"
 
 
 __all__ = ["Listings", "left_out"]

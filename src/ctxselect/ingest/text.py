@@ -1,8 +1,11 @@
-"""Bytes to normalised text: binary sniffing, UTF-8 decoding, newline normalisation, hashing.
+"""Bytes to normalised text: binary sniffing, decoding, newline normalisation, hashing.
 
-Normalisation is deliberately small so every chunk offset is predictable: strip one
-leading UTF-8 byte-order mark, turn ``\\r\\n`` and lone ``\\r`` into ``\\n``. Nothing else
-changes (no Unicode normalisation, no whitespace trimming, no tab expansion).
+Bytes opened by a UTF-16 byte-order mark (what Windows tools such as PowerShell's ``>``
+write) are decoded as UTF-16; an HTML page that is not valid UTF-8 in the charset its
+``<meta>`` tag (or XML declaration) names; all other bytes as UTF-8. Normalisation is deliberately
+small so every chunk offset is predictable: strip one leading byte-order mark, turn
+``\\r\\n`` and lone ``\\r`` into ``\\n``. Nothing else changes (no Unicode
+normalisation, no whitespace trimming, no tab expansion).
 """
 
 from __future__ import annotations
@@ -42,6 +45,94 @@ def is_binary(data: bytes) -> bool:
     text = codecs.getincrementaldecoder("utf-8")("replace").decode(sample, final=False)
     invalid = text.count("\ufffd") - sample.count("\ufffd".encode())
     return (controls + invalid) / len(sample) > _BINARY_RATIO
+
+
+_UTF16_BOMS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def to_text(data: bytes, *, html: bool = False) -> tuple[str, bool] | None:
+    """Decode a file's bytes: UTF-16 when a UTF-16 byte-order mark opens them, else UTF-8.
+
+    The BOM is kept (as U+FEFF) for :func:`normalize` to strip, like a UTF-8 one. With
+    ``html``, bytes that are not valid UTF-8 are decoded in the charset the page declares
+    (:func:`declared_charset`), when they are valid in it.
+
+    Returns:
+        The text and whether invalid UTF-8 was replaced with U+FFFD, or None when the
+        bytes are binary (:func:`is_binary`; after a UTF-16 BOM: bytes that are not valid
+        UTF-16, or whose decoded text is binary).
+    """
+    for bom, codec in _UTF16_BOMS:
+        if data.startswith(bom) and not data.startswith(codecs.BOM_UTF32_LE):
+            try:  # strict: other bytes behind FF FE decode to plausible CJK, rarely cleanly
+                text = data.decode(codec)
+            except UnicodeDecodeError:  # odd length, lone surrogate: not UTF-16 text
+                return None
+            return None if is_binary(text[:SNIFF_BYTES].encode()) else (text, False)
+    if not html:
+        return None if is_binary(data) else decode(data)
+    text, replaced = decode(data)  # decoded once; the declaration is read only on failure
+    page = _decode_declared(data) if replaced else None
+    if page is not None:
+        return None if is_binary(page[:SNIFF_BYTES].encode()) else (page, False)
+    return None if is_binary(data) else (text, replaced)
+
+
+# The HTML standard's prescan looks for a declaration in a page's first 1024 bytes.
+_PRESCAN_BYTES = 1024
+_DECLARED = re.compile(
+    rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([a-z0-9_.:-]+)"""
+    rb"""|^\s*<\?xml\b[^>]*?encoding\s*=\s*["']([a-z0-9_.:-]+)""",
+    re.IGNORECASE,
+)
+# Labels the WHATWG Encoding standard reads as a wider Windows code page, as browsers do:
+# a page labelled ISO-8859-1 is decoded as windows-1252, and so on.
+_BROWSER_CODEC = {
+    "ascii": "cp1252",
+    "latin-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gbk",
+    "euc_kr": "cp949",
+    "shift_jis": "cp932",
+}
+# windows-1252 leaves five bytes undefined, which browsers read as C1 controls.
+_CP1252_HOLES = {0xDC00 + b: b for b in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The Python codec of the charset an HTML page declares, or None.
+
+    The declaration is a ``<meta charset>`` or ``<meta http-equiv="Content-Type"
+    content="...; charset=...">`` tag, or an XML declaration's ``encoding``, in the first
+    1024 bytes. A label Python does not know, or a UTF-16 one (which a ``<meta>`` in
+    ASCII bytes cannot truthfully declare), gives None.
+    """
+    found = _DECLARED.search(data[:_PRESCAN_BYTES])
+    if found is None:
+        return None
+    label = (found.group(1) or found.group(2)).decode("ascii")
+    try:
+        name = codecs.lookup(label).name
+    except LookupError:
+        return None
+    return None if name.startswith("utf-16") else _BROWSER_CODEC.get(name, name)
+
+
+def _decode_declared(data: bytes) -> str | None:
+    """Decode a page (not valid UTF-8) in its declared charset; None when it declares
+    nothing usable, or is not valid in what it declares."""
+    codec = declared_charset(data)
+    if codec is None or codec == "utf-8":
+        return None
+    try:
+        if codec == "cp1252":
+            return data.decode(codec, errors="surrogateescape").translate(_CP1252_HOLES)
+        return data.decode(codec)
+    except UnicodeDecodeError:
+        return None
 
 
 def decode(data: bytes) -> tuple[str, bool]:

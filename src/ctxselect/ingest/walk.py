@@ -1,8 +1,8 @@
 """Find the files to load under the given roots, applying the ignore rules.
 
-Rules, in order: hidden names (leading ``.``) are ignored; ``.gitignore`` files at the root
-and in every sub-folder apply with git semantics (deeper files override shallower ones,
-``!`` re-includes, a file inside an ignored folder stays ignored); junk folders
+Rules, in order: hidden names (leading ``.``) are ignored; ``.gitignore`` and
+``.ctxselectignore`` patterns apply with git semantics, those of the enclosing git work tree
+above a root included (:mod:`ctxselect.ingest.ignore_rules`); junk folders
 (``__pycache__``, ``node_modules``, ``*.egg-info``, virtualenvs) are ignored; a folder
 reached twice (symlink loops or two links to one folder) is entered once; the folders the
 scanner is told to skip (the index being written, when it lies under a root) are never
@@ -25,16 +25,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctxselect.ingest.beir import looks_like_beir
+from ctxselect.ingest.ignore_rules import Rules, enclosing_rules, ignored, with_ignore_files
 from ctxselect.ingest.kinds import kind_of
 from ctxselect.ingest.report import Tally
 
 if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
+    pass
 
 # The files an embedded ctxselect index folder always holds once written (its database,
 # stores/embedded/opening.py, and its writer lock, stores/embedded/lock.py): ingest
@@ -42,9 +44,6 @@ if TYPE_CHECKING:
 INDEX_MARKERS = ("index.sqlite", "write.lock")
 JUNK_DIRS = frozenset({"__pycache__", "node_modules", "__pypackages__", "bower_components"})
 BEIR_CORPUS = "corpus.jsonl"
-
-# (folder of the .gitignore relative to the root, with a trailing "/" unless root; spec)
-_Rules = tuple[tuple[str, "GitIgnoreSpec"], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +70,6 @@ def list_dir(path: str) -> list[os.DirEntry[str]]:
     """Return the entries of folder ``path`` sorted by name (the walk is deterministic)."""
     with os.scandir(path) as entries:
         return sorted(entries, key=lambda e: e.name)
-
-
-def read_gitignore(path: str) -> list[str]:
-    """Return the lines of a ``.gitignore`` file."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read().splitlines()
 
 
 def describe_os_error(exc: OSError, *, symlink: bool = False) -> str:
@@ -109,9 +102,36 @@ def printable(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+def other_unicode_form(path: str) -> str | None:
+    """A sibling of missing ``path`` whose name is the same text in another Unicode form.
+
+    ``é`` is one code point (NFC, what keyboards type) or ``e`` plus a combining accent
+    (NFD, what macOS file systems and archives made there write); Linux keeps the bytes,
+    so the two spellings name different files. Returns None when there is no such file.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    want = unicodedata.normalize("NFC", name)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    found = (n for n in names if n != name and unicodedata.normalize("NFC", n) == want)
+    other = next(found, None)
+    return None if other is None else os.path.join(folder, other)
+
+
 def is_beir_folder(names: set[str]) -> bool:
     """Tell whether a folder holding ``names`` is a BEIR dataset (corpus plus queries/qrels)."""
     return BEIR_CORPUS in names and ("queries.jsonl" in names or "qrels" in names)
+
+
+def walks_every_file(folder: str | os.PathLike[str]) -> bool:
+    """Whether a walk of ``folder`` would read files other than a BEIR corpus: False for a
+    BEIR dataset folder, which contributes only its ``corpus.jsonl``."""
+    try:
+        return not is_beir_folder(set(os.listdir(folder)))
+    except OSError:
+        return True
 
 
 class Scanner:
@@ -138,7 +158,7 @@ class Scanner:
         self.follow_symlinks = follow_symlinks
         self._real_roots = [os.path.realpath(r) for r in within]
         self._visited: set[tuple[int, int]] = set()
-        self._deferred: list[tuple[str, str, str, _Rules]] = []
+        self._deferred: list[tuple[str, str, str, Rules]] = []
         self._skip = {key for key in map(_folder_key, skip) if key is not None}
 
     def add_file(self, path: str, doc_id: str, size: int, *, explicit: bool = False) -> None:
@@ -178,7 +198,7 @@ class Scanner:
             self.tally.ignored += 1
             return
         self._visited.add(key)
-        self._walk(root, "", id_prefix, ())
+        self._walk(root, "", id_prefix, enclosing_rules(root, self._unreadable_ignore_file))
 
     def finish(self) -> None:
         """Walk the folder links met inside the roots whose folder no scan has walked yet."""
@@ -206,8 +226,8 @@ class Scanner:
         self.tally.outside_links.append((path, real))
         return True
 
-    def _walk(self, root: str, rel: str, id_prefix: str, rules: _Rules) -> None:
-        stack: list[tuple[str, str, _Rules]] = [(root, rel, rules)]
+    def _walk(self, root: str, rel: str, id_prefix: str, rules: Rules) -> None:
+        stack: list[tuple[str, str, Rules]] = [(root, rel, rules)]
         while stack:
             folder, rel, rules = stack.pop()
             try:
@@ -218,16 +238,14 @@ class Scanner:
             names = {e.name for e in entries}
             if is_beir_folder(names):
                 entries = [e for e in entries if e.name == BEIR_CORPUS]
-            elif ".gitignore" in names:
-                rules = self._with_gitignore(folder, rel, rules)
+            else:
+                rules = self._with_ignore_files(folder, rel, names, rules)
             for entry in entries:
                 child = self._visit(entry, rel + entry.name, id_prefix, rules)
                 if child is not None:
                     stack.append((child, rel + entry.name + "/", rules))
 
-    def _visit(
-        self, entry: os.DirEntry[str], rel: str, id_prefix: str, rules: _Rules
-    ) -> str | None:
+    def _visit(self, entry: os.DirEntry[str], rel: str, id_prefix: str, rules: Rules) -> str | None:
         """Handle one entry; return its path if it is a folder to descend into."""
         if entry.name.startswith("."):
             self.tally.ignored += 1
@@ -242,7 +260,7 @@ class Scanner:
             self.tally.unreadable.append((entry.path, reason))
             return None
         is_dir = stat.S_ISDIR(st.st_mode)
-        if rules and _gitignored(rules, rel, is_dir):
+        if rules and ignored(rules, rel, is_dir):
             self.tally.ignored += 1
             return None
         link = entry.is_symlink()
@@ -272,16 +290,11 @@ class Scanner:
             self.tally.unreadable.append((entry.path, "not a regular file"))
         return None
 
-    def _with_gitignore(self, folder: str, rel: str, rules: _Rules) -> _Rules:
-        from pathspec import GitIgnoreSpec  # pathspec: gitignore matching as git does it
+    def _with_ignore_files(self, folder: str, rel: str, names: set[str], rules: Rules) -> Rules:
+        return with_ignore_files(folder, rel, names, rules, self._unreadable_ignore_file)
 
-        path = os.path.join(folder, ".gitignore")
-        try:
-            lines = read_gitignore(path)
-        except OSError as exc:
-            self.tally.unreadable.append((path, describe_os_error(exc)))
-            return rules
-        return (*rules, (rel, GitIgnoreSpec.from_lines(lines)))
+    def _unreadable_ignore_file(self, path: str, exc: OSError) -> None:
+        self.tally.unreadable.append((path, describe_os_error(exc)))
 
 
 def _folder_key(path: str) -> tuple[int, int] | None:
@@ -291,30 +304,6 @@ def _folder_key(path: str) -> tuple[int, int] | None:
     except OSError:
         return None  # not made yet (a new index): there is nothing in it to skip
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
-
-
-def _gitignored(rules: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
-    return gitignore_hit(rules, rel, is_dir) is not None
-
-
-def gitignore_hit(
-    rules: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool
-) -> tuple[str, str] | None:
-    """Decide like git: the deepest .gitignore with a matching pattern wins.
-
-    Returns:
-        When that ignores ``rel``: the .gitignore's folder (``rel`` style) and the pattern.
-    """
-    probe = rel + "/" if is_dir else rel
-    for prefix, spec in reversed(rules):
-        result = spec.check_file(probe[len(prefix) :])
-        if result.include is None:
-            continue
-        if not result.include or result.index is None:
-            return None
-        pattern = getattr(spec.patterns[result.index], "pattern", "")
-        return prefix, str(pattern)
-    return None
 
 
 def is_index_dir(path: str) -> bool:
