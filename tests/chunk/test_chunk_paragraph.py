@@ -92,4 +92,4 @@ def test_an_invisible_only_paragraph_is_in_no_chunk() -> None:
 
 
 def test_the_layout_names_the_new_rule() -> None:
-    assert ParagraphChunker(100).layout == "2"
+    assert ParagraphChunker(100).layout == "3"

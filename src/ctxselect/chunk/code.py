@@ -167,8 +167,10 @@ class CodeChunker(SizedChunker):
     # 2: same-line comments stay on their line, runs of <= 4 tokens join a neighbour,
     # text before the first node is kept, and the overlap is counted as one text; 3: the
     # splitter's and the tokens fallback's tiny pieces join the next one when they fit; 4:
-    # a cut inside a word never splits a grapheme cluster (a letter and its accents)
-    layout = "4"
+    # a cut inside a word never splits a grapheme cluster (a letter and its accents); 5:
+    # the shared splitter's: a line of invisible characters separates blocks, and an
+    # overlap never starts inside a grapheme cluster
+    layout = "5"
 
     def __init__(
         self,

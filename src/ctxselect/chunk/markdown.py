@@ -6,7 +6,8 @@ source, so ``#`` lines inside fenced code never start a section. A section too l
 (YAML between ``---`` lines or TOML between ``+++`` lines, as
 :func:`ctxselect.front_matter.read_front_matter` reads it) is metadata, not content: it is in no
 chunk (chunks start after it, offsets unchanged), and the parser never reads it as a
-thematic break and a setext heading.
+thematic break and a setext heading. A chunk that starts inside a GFM table, after its
+header row, carries the header row and delimiter row in its header, after the heading path.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from ctxselect.types import Chunk, Document
 # The line breaks markdown-it normalises to "\n", so its line numbers match ours.
 NEWLINE = re.compile(r"\r\n?|\n")
 PATH_SEPARATOR = " > "
+# A line of dashes, colons, pipes and spaces, as a table's delimiter row is: a text with
+# no such line (or no pipe) holds no table and is not parsed for tables.
+DELIMITER_ROW = re.compile(r"(?:^|(?<=[\r\n]))(?=[^\r\n]*-)[-:| \t]+(?:[\r\n]|\Z)")
 
 
 @dataclass(slots=True, eq=False)
@@ -79,16 +83,64 @@ def _parser() -> Any:
     return MarkdownIt("commonmark")
 
 
+@functools.cache
+def _table_parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    # a parser of its own: enabling tables in _parser would move headings next to tables
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _parse(text: str, parser: Any) -> tuple[list[int], list[Any]]:
+    """Return the offset of each line of ``text`` (and ``len(text)``) and its block tokens.
+
+    Front matter is blanked, so its lines (CR-only ones too) keep their numbers.
+    """
+    line_starts = [0]
+    line_starts.extend(m.end() for m in NEWLINE.finditer(text))
+    line_starts.append(len(text))
+    skip = front_matter_end(text)
+    return line_starts, parser.parse(re.sub(r"[^\r\n]", " ", text[:skip]) + text[skip:])
+
+
+class TableHead(NamedTuple):
+    """A top-level GFM table: its span of lines and the rows that name its columns."""
+
+    start: int
+    end: int
+    head: str
+    """The header row and the delimiter row, stripped, on one line (headers are one line)."""
+
+
+@functools.lru_cache(maxsize=2)  # every row of one text asks; a str caches its hash
+def table_heads(text: str) -> tuple[TableHead, ...]:
+    """Return the top-level GFM tables of ``text`` in order (tables in lists or quotes: no)."""
+    if "|" not in text or not DELIMITER_ROW.search(text):
+        return ()
+    line_starts, tokens = _parse(text, _table_parser())
+    found = []
+    for token in tokens:
+        if token.type == "table_open" and token.level == 0 and token.map:
+            first, last = token.map
+            rows = (text[line_starts[i] : line_starts[i + 1]].strip() for i in (first, first + 1))
+            found.append(TableHead(line_starts[first], line_starts[last], " ".join(rows)))
+    return tuple(found)
+
+
+def table_head_at(text: str, at: int) -> str:
+    """Return the head of the table ``text[at]`` is in after its first character, or ""."""
+    for table in table_heads(text):
+        if table.start < at < table.end:
+            return table.head
+    return ""
+
+
 def headings(text: str) -> list[tuple[int, int, int, str]]:
     """Return ``(start, body, level, title)`` of each top-level heading, in order.
 
     ``start`` is the offset of the heading line, ``body`` the offset just after it.
     """
-    line_starts = [0]
-    line_starts.extend(m.end() for m in NEWLINE.finditer(text))
-    line_starts.append(len(text))
-    skip = front_matter_end(text)  # blanked, so its lines (CR-only ones too) keep their numbers
-    tokens = _parser().parse(re.sub(r"[^\r\n]", " ", text[:skip]) + text[skip:])
+    line_starts, tokens = _parse(text, _parser())
     found = []
     for i, token in enumerate(tokens):
         # level 0: headings nested in lists or quotes do not open document sections.
@@ -164,7 +216,11 @@ class MarkdownChunker(SizedChunker):
     A section's own text (heading to next heading) is one unit. Consecutive sibling units
     (same parent section) merge greedily up to ``size`` and take the parent's path as
     header; a unit larger than ``size`` is cut by the recursive splitter (with
-    ``overlap``), each piece keeping the section's path. ``parent_id`` is
+    ``overlap``), each piece keeping the section's path. A piece that starts inside a
+    GFM table after its header row has the table's header row and delimiter row at the
+    end of its one-line header (``Guide > Results > | Model | nDCG | |---|---:|``), so
+    its rows keep their column names (``n_tokens`` counts the text only, as for the
+    heading path). ``parent_id`` is
     ``doc_id@start:end``, the span of the smallest section containing the whole chunk
     (``@0:len`` for the document).
 
@@ -179,8 +235,10 @@ class MarkdownChunker(SizedChunker):
     # block ingest reads as front matter, and the overlap is counted as one text; 3: a
     # tiny opening run joins the next one when they fit together; 4: a cut inside a word
     # never splits a grapheme cluster (a letter and its accents), and a heading written
-    # on several lines is a one-line header
-    layout = "front-matter-4"
+    # on several lines is a one-line header; 5: a chunk starting inside a table has the
+    # table's head in its header, a line of invisible characters only separates
+    # paragraphs, and overlaps start at a grapheme cluster boundary
+    layout = "front-matter-5"
 
     def __init__(
         self,
@@ -215,8 +273,15 @@ class MarkdownChunker(SizedChunker):
             for (a, b, s), n in zip(spans, counts, strict=True)
         ]
 
+    def _table_head(self, text: str, at: int) -> str:
+        """Return the head of the table a chunk starting at ``at`` is inside, or ""."""
+        return table_head_at(text, at)
+
     def _row(self, doc: Document, run: SectionRun) -> Row:
         header = heading_header(doc.title, run.heading.path)
+        table = self._table_head(doc.text, run.start)
+        if table:  # not counted in n_tokens, as the heading path is not: text only
+            header = f"{header}{PATH_SEPARATOR}{table}" if header else table
         parent_id = f"{doc.doc_id}@{run.owner.start}:{run.owner.end}"
         return Row(run.start, run.end, run.n_tokens, header, parent_id)
 

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import re
-
 from ctxselect.chunk.base import CHUNKERS
 from ctxselect.chunk.sized import SizedChunker
-from ctxselect.chunk.spans import Row, check_size, to_chunks, trim
+from ctxselect.chunk.spans import Row, blank_line, check_size, to_chunks, trim
 from ctxselect.config import DEFAULT_CHUNK_SIZE
 from ctxselect.errors import ConfigError
 from ctxselect.tokens.base import TokenCounter
 from ctxselect.tokens.counters import count_many
 from ctxselect.types import Chunk, Document
 
-# A blank line: a line break, optional whitespace, another line break. A line break is
-# CRLF, LF or a lone CR (API text is not normalised as ingest normalises files); the
-# atomic group keeps one CRLF from counting as two breaks.
-BLANK_LINE = re.compile(r"(?>\r\n|\r|\n)\s*(?>\r\n|\r|\n)")
+# A line break is CRLF, LF or a lone CR (API text is not normalised as ingest normalises
+# files); the atomic group keeps one CRLF from counting as two breaks.
+LINE_BREAK = r"(?>\r\n|\r|\n)"
 
 
 def paragraph_spans(text: str) -> list[tuple[int, int]]:
-    """Return the trimmed paragraphs of ``text`` holding visible text, as ``(start, end)``."""
+    """Return the trimmed paragraphs of ``text`` holding visible text, as ``(start, end)``.
+
+    Paragraphs are separated by blank lines: lines without a visible character, such as
+    a line holding only a zero-width space (:func:`ctxselect.chunk.spans.blank_line`).
+    """
     spans = []
     start = 0
-    for match in BLANK_LINE.finditer(text):
+    for match in blank_line(LINE_BREAK).finditer(text):
         spans.append(trim(text, start, match.start()))
         start = match.end()
     spans.append(trim(text, start, len(text)))
@@ -48,8 +49,9 @@ class ParagraphChunker(SizedChunker):
 
     name = "paragraph"
     # 2: a lone CR is a line break, and a paragraph without a visible character (only
-    # zero-width spaces, a BOM...) is in no chunk (before: one chunk, or a chunk of its own)
-    layout = "2"
+    # zero-width spaces, a BOM...) is in no chunk (before: one chunk, or a chunk of its own);
+    # 3: a line of invisible characters only (a zero-width space) separates paragraphs
+    layout = "3"
 
     def __init__(
         self,

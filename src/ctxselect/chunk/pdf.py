@@ -64,8 +64,10 @@ class PdfChunker(MarkdownChunker):
 
     # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
     # at times); 3: a tiny opening piece joins the next one when they fit together; 4: a
-    # cut inside a word never splits a grapheme cluster (a letter and its accents)
-    layout = "4"
+    # cut inside a word never splits a grapheme cluster (a letter and its accents); 5: a
+    # line of invisible characters separates paragraphs, and an overlap never starts
+    # inside a grapheme cluster
+    layout = "5"
 
     def _tree(self, text: str) -> Section:
         pages = [(start, start, 1, "") for start in page_starts(text)]

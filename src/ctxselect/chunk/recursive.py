@@ -11,22 +11,37 @@ next neighbour when the two fit together counted whole, so it never stands alone
 from __future__ import annotations
 
 import functools
-import itertools
 import re
+from collections.abc import Callable
 from typing import Any
 
-from ctxselect.chunk.spans import TINY_TOKENS, Piece, check_size, count_up_to, has_text, trim
+from ctxselect.chunk.spans import (
+    TINY_TOKENS,
+    Piece,
+    blank_line,
+    check_size,
+    count_up_to,
+    has_text,
+    trim,
+)
 from ctxselect.errors import ConfigError
 from ctxselect.tokens.base import TokenCounter
 
-# Coarsest first. A cut starts a piece, so separators lead the next piece (" word"),
-# which is also how BPE tokenizers attach whitespace: piece counts then add up closely.
-SEPARATORS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\n\s*\n"),  # blank line: paragraphs
-    re.compile(r"\n"),  # lines
-    re.compile(r"(?<=[.!?…。！？])\s+"),  # sentences
-    re.compile(r"\s+"),  # words
-)
+
+@functools.cache
+def separators() -> tuple[Any, ...]:
+    """Return the cut patterns, coarsest first: paragraphs, lines, sentences, words.
+
+    A cut starts a piece, so separators lead the next piece (" word"), which is also how
+    BPE tokenizers attach whitespace: piece counts then add up closely. A blank line is
+    one without a visible character (a line of zero-width spaces too: ``blank_line``).
+    """
+    return (
+        blank_line(r"\n"),  # paragraphs
+        re.compile(r"\n"),  # lines
+        re.compile(r"(?<=[.!?…。！？])\s+"),  # sentences
+        re.compile(r"\s+"),  # words
+    )
 
 
 # Cuts inside a word look this far back for a grapheme cluster boundary (see below).
@@ -51,6 +66,21 @@ def grapheme_floor(text: str, start: int, end: int, at: int) -> int:
     there distrusted (it may be the tail of one); flags (regional indicator pairs) and
     longer clusters are segmented from ``start``.
     """
+    found = _floor(text, start, end, at)
+    return found if found > start else at
+
+
+def is_cluster_start(text: str, start: int, end: int, at: int) -> bool:
+    """Tell whether a grapheme cluster boundary lies at ``at`` in ``text[start:end]``.
+
+    ``text`` is segmented from ``start``, taken to be a boundary, as
+    :func:`grapheme_floor` does; ``start`` and ``end`` themselves are boundaries.
+    """
+    return at <= start or at >= end or _floor(text, start, end, at) == at
+
+
+def _floor(text: str, start: int, end: int, at: int) -> int:
+    """Return the last cluster boundary in ``(start, at]``, or ``start`` when there is none."""
     if at < end and text[at - 1 : at + 1] != "\r\n" and max(text[at - 1 : at + 1]) < "\u0300":
         return at  # below the combining marks, only CR LF is one cluster of two
     window = max(start, at - CLUSTER_WINDOW)
@@ -58,8 +88,7 @@ def grapheme_floor(text: str, start: int, end: int, at: int) -> int:
         found = _last_boundary(text, window, end, at, trust_first=False)
         if found > window:
             return found
-    found = _last_boundary(text, start, end, at, trust_first=True)
-    return found if found > start else at
+    return _last_boundary(text, start, end, at, trust_first=True)
 
 
 def _last_boundary(text: str, start: int, end: int, at: int, *, trust_first: bool) -> int:
@@ -73,12 +102,23 @@ def _last_boundary(text: str, start: int, end: int, at: int, *, trust_first: boo
     return last
 
 
-def cut(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    """Return the spans of ``text[start:end]`` between cuts at ``pattern``, blank ones dropped."""
-    edges = [start]
-    edges.extend(m.start() for m in pattern.finditer(text, start, end) if m.start() > start)
-    edges.append(end)
-    return [(a, b) for a, b in itertools.pairwise(edges) if has_text(text, a, b)]
+def cut(text: str, start: int, end: int, pattern: Any) -> list[tuple[int, int]]:
+    """Return the spans of ``text[start:end]`` between cuts at ``pattern``, blank ones dropped.
+
+    A separator leads the span after it, except the invisible characters of a blank line
+    (a zero-width space): they are in neither span, which starts at the last line break,
+    so trimming whitespace leaves no invisible line at a piece's edge.
+    """
+    spans: list[tuple[int, int]] = []
+    a = start
+    for m in pattern.finditer(text, start, end):
+        if m.start() > start:
+            spans.append((a, m.start()))
+            a = m.start()
+        if not m.group().isspace():
+            a = m.end() - 1
+    spans.append((a, end))
+    return [(a, b) for a, b in spans if has_text(text, a, b)]
 
 
 class RecursiveSplitter:
@@ -116,10 +156,12 @@ class RecursiveSplitter:
     def _atoms(self, text: str, start: int, end: int, limit: int, level: int) -> list[Piece]:
         """Cut ``text[start:end]`` into untrimmed pieces of at most ``limit`` tokens.
 
-        Only a single character above ``limit`` can exceed it; the packer deals with it.
+        Only a single grapheme cluster (whole when within ``size``, else a character) can
+        exceed it; the packer deals with it.
         """
-        for lvl in range(level, len(SEPARATORS)):
-            spans = cut(text, start, end, SEPARATORS[lvl])
+        patterns = separators()
+        for lvl in range(level, len(patterns)):
+            spans = cut(text, start, end, patterns[lvl])
             if len(spans) > 1:
                 break
         else:
@@ -136,7 +178,9 @@ class RecursiveSplitter:
     def _char_atoms(self, text: str, start: int, end: int, limit: int) -> list[Piece]:
         """Cut a span without separators into the longest prefixes of <= ``limit`` tokens.
 
-        A single character above ``limit`` becomes an atom of its own; the packer decides.
+        A single grapheme cluster above ``limit`` becomes an atom of its own, whole when it
+        is within ``size`` (``limit`` leaves room for the overlap: the packer shortens the
+        overlap for it), else cut by code points; the packer decides.
         """
         atoms: list[Piece] = []
         guess = 4 * limit
@@ -155,7 +199,8 @@ class RecursiveSplitter:
 
         Gallops from ``guess`` then bisects, so a prefix costs O(log length) encodings.
         With ``strip`` the prefix is counted without trailing whitespace. The prefix ends
-        at a grapheme cluster boundary unless its first cluster alone is above ``limit``.
+        at a grapheme cluster boundary unless its first cluster alone is above ``limit``:
+        then it is that cluster when within ``size``, else the longest prefix of it.
         """
         count = self.counter.count
 
@@ -165,7 +210,7 @@ class RecursiveSplitter:
 
         lo, lo_n = 1, tokens(1)
         if lo_n > limit:
-            return lo, lo_n
+            return self._first_cluster(text, start, end, lo, lo_n, tokens)
         hi = min(end - start, max(2, guess))
         while hi > lo:
             n = tokens(hi)
@@ -185,7 +230,23 @@ class RecursiveSplitter:
             shorter = tokens(cluster_end - start) if cluster_end < start + lo else limit + 1
             if shorter <= limit:  # BPE counts need not shrink with the text: check
                 lo, lo_n = cluster_end - start, shorter
+            return self._first_cluster(text, start, end, lo, lo_n, tokens)
         return lo, lo_n
+
+    def _first_cluster(
+        self, text: str, start: int, end: int, lo: int, lo_n: int, tokens: Callable[[int], int]
+    ) -> tuple[int, int]:
+        """Return ``(lo, lo_n)``, or the whole first cluster of ``text[start:end]`` and its
+        tokens when the prefix ``lo`` ends inside it and the cluster is within ``size``.
+
+        ``limit`` is ``size - overlap`` for atoms, so an emoji sequence between the two
+        would otherwise be cut inside although a chunk can hold it.
+        """
+        if start + lo >= end or _floor(text, start, end, start + lo) > start:
+            return lo, lo_n
+        whole = _grapheme().match(text, start, end).end() - start
+        n = tokens(whole)
+        return (whole, n) if n <= self.size else (lo, lo_n)
 
     def _pack(self, text: str, atoms: list[Piece]) -> list[Piece]:
         """Pack atoms greedily into pieces of <= size tokens, carrying the overlap over."""
@@ -270,6 +331,8 @@ class RecursiveSplitter:
         The overlap is the longest run of trailing atoms whose text together is within
         ``overlap`` tokens, never the whole previous piece. A last atom above the overlap
         is cut finer first, so some text is repeated whenever the last character allows it.
+        The overlap starts at a grapheme cluster boundary: none when the last cluster
+        alone is above ``overlap`` (an emoji ZWJ sequence of many tokens).
         """
         if not self.overlap or stop == len(atoms):
             return stop, stop
@@ -282,10 +345,33 @@ class RecursiveSplitter:
         while start - 1 > first and total + atoms[start - 1].n_tokens <= self.overlap:
             start -= 1
             total += atoms[start].n_tokens
+        start, stop = self._whole_clusters(text, atoms, atoms[first].start, start, stop)
         # atoms counted apart can sum below the text they make together: count it whole
         end = atoms[stop - 1].end
         while start < stop and self._count_span(text, atoms[start].start, end) > self.overlap:
             start += 1
+        return start, stop
+
+    def _whole_clusters(
+        self, text: str, atoms: list[Piece], origin: int, start: int, stop: int
+    ) -> tuple[int, int]:
+        """Make every atom of ``atoms[start:stop]`` start at a grapheme cluster boundary.
+
+        An atom starting inside a cluster (a cut of one cluster above the overlap) joins
+        the atom before it, or is left out of the overlap when it is the first one; the
+        clusters are segmented from ``origin``. Returns the new ``(start, stop)``.
+        """
+        k = stop - 1
+        while k >= start:
+            atom = atoms[k]
+            if not is_cluster_start(text, origin, len(text), atom.start):
+                if k == start:
+                    return start + 1, stop
+                before = atoms[k - 1]
+                n = self.counter.count(text[before.start : atom.end])
+                atoms[k - 1 : k + 1] = [Piece(before.start, atom.end, n)]
+                stop -= 1
+            k -= 1
         return start, stop
 
     def _count_span(self, text: str, start: int, end: int) -> int:

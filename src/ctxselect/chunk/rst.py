@@ -161,8 +161,13 @@ class RstChunker(MarkdownChunker):
 
     # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
     # at times); 3: a tiny opening piece joins the next one when they fit together; 4: a
-    # cut inside a word never splits a grapheme cluster (a letter and its accents)
-    layout = "4"
+    # cut inside a word never splits a grapheme cluster (a letter and its accents); 5: a
+    # line of invisible characters only separates paragraphs, and overlaps start at a
+    # grapheme cluster boundary
+    layout = "5"
 
     def _tree(self, text: str) -> Section:
         return section_tree(text, headings(text))
+
+    def _table_head(self, text: str, at: int) -> str:
+        return ""  # RST tables are grid and simple tables, not Markdown's pipe tables

@@ -89,12 +89,29 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return (start, end) if has_text(text, start, end) else (start, start)
 
 
+INVISIBLE_CLASS = rf"\s\p{{Cc}}{HIDDEN_CLASS}"
+"""What :func:`has_text` counts as no text, as the body of a ``regex`` character class."""
+
+
 @functools.cache
 def _visible() -> Any:
     # regex (a core dependency) knows Unicode properties; re does not
     import regex
 
-    return regex.compile(rf"[^\s\p{{Cc}}{HIDDEN_CLASS}]")
+    return regex.compile(f"[^{INVISIBLE_CLASS}]")
+
+
+@functools.cache
+def blank_line(line_break: str) -> Any:
+    """Return a ``regex`` pattern of a blank line between two ``line_break`` matches.
+
+    Blank means no visible character (:func:`has_text`), so a line holding only a
+    zero-width space, a BOM or a word joiner separates paragraphs as an empty one does.
+    Runs of blank lines are one match.
+    """
+    import regex  # Unicode properties, as in _visible
+
+    return regex.compile(f"{line_break}[{INVISIBLE_CLASS}]*{line_break}")
 
 
 def has_text(text: str, start: int, end: int) -> bool:

@@ -30,8 +30,10 @@ class TokenChunker(SizedChunker):
 
     # 2 (with an overlap): the overlap is counted as one text (before: per piece, 1 over
     # at times); 3: a tiny opening piece joins the next one when they fit together; 4: a
-    # cut inside a word never splits a grapheme cluster (a letter and its accents)
-    layout = "4"
+    # cut inside a word never splits a grapheme cluster (a letter and its accents); 5: a
+    # line of invisible characters only separates paragraphs, and overlaps start at a
+    # grapheme cluster boundary (a cluster between size - overlap and size stays whole)
+    layout = "5"
 
     def __init__(
         self,

@@ -91,8 +91,10 @@ def embed_texts(
     label = f"embedding ({embedder.name})"
     unit = "query" if query else "chunk"
     bar = tqdm(total=len(missing), desc=label, unit=unit, file=sys.stderr, disable=not progress)
-    began = time.perf_counter()
     with bar:
+        if progress or meter is not None:
+            _load_model(embedder, query, bar)
+        began = time.perf_counter()
         for start in range(0, len(missing), CHECKPOINT):
             keys = missing[start : start + CHECKPOINT]
             vectors = _embed_batches(embedder, [text_of[k] for k in keys], query, batch_size, bar)
@@ -104,6 +106,20 @@ def embed_texts(
         meter.texts += len(missing)
         meter.seconds += time.perf_counter() - began
     return out
+
+
+def _load_model(embedder: Embedder, query: bool, bar: Any) -> None:
+    """Let a lazily loaded model load before the clock starts (minilm loads torch for
+    seconds on its first call): the load is not embedding work, so it must count neither
+    in the bar's chunks/s and ETA nor in the throughput a write records for ``info``.
+
+    An empty call embeds nothing (no text is embedded twice, no batch changes); the bar
+    says what the wait is, then restarts its clock.
+    """
+    bar.set_postfix_str("loading the model")
+    embedder.embed([], query=query)
+    bar.set_postfix_str("", refresh=False)
+    bar.reset()
 
 
 def _embed_batches(
