@@ -134,3 +134,40 @@ def test_nothing_above_the_threshold_says_so():
     selection = _select(_hits([3, 2], [0.05, 0.01]), 10_000, 0.3)
     assert selection.chunks == ()
     assert "below threshold" in selection.note
+
+
+def test_each_cut_chunk_is_dropped_with_its_own_p_and_bar():
+    # every cut chunk carried the first cut chunk's reason, P and size included
+    hits = _hits([9, 8, 7, 6], [0.7, 0.1, 0.02, 0.5])
+    reasons = [d.reason for d in _select(hits, 10_000, 0.3).dropped]
+    assert reasons == [
+        "below threshold: P 0.10 < 0.30",
+        "below threshold: P 0.02 < 0.30",
+        "after the cut at rank 2: its P 0.50 would pass, but the rule keeps chunks only "
+        "while each passes",
+    ]
+    sized = zip(_hits([9, 8, 7], [0.5, 0.2, 0.01]), (100, 400, 100), strict=True)
+    auto = [dataclasses.replace(h, n_tokens=n) for h, n in sized]
+    cut = cut_hits(auto, "auto", 0.1, mean_tokens=200)
+    assert cut.dropped_reasons == (
+        "below threshold: P 0.20 < 0.30 = 0.10 x (400 / 200 tokens) "
+        "x (1 + 0.50 relevant expected above)",
+        "below threshold: P 0.01 < 0.08 = 0.10 x (100 / 200 tokens) "
+        "x (1 + 0.50 relevant expected above)",
+    )
+    for reason in (*reasons[:2], *cut.dropped_reasons):  # every printed inequality holds
+        left, right = reason.removeprefix("below threshold: P ").split(" = ")[0].split(" < ")
+        assert float(left) < float(right)
+
+
+def test_an_empty_selection_says_the_rule_cut_smaller_chunks_it_never_packed():
+    # it said only "budget 100 is smaller than the smallest framed chunk (411 tokens)"
+    # while a 51-token chunk the stop rule had cut would have fitted
+    long = hit(1, "big", 0, TEXT * 40, score=9.0)
+    small = [hit(2, "s1", 0, TEXT, score=2.0), hit(3, "s2", 0, TEXT, score=1.9)]
+    budget = COUNTER.count(TEXT) + 60
+    selection = _select([long, *small], budget, "auto")
+    assert selection.chunks == () and selection.stop == BUDGET_FULL
+    assert selection.note.startswith(f"budget {budget} is smaller than the smallest framed")
+    assert "(of the 1 the stop rule kept; it cut 2 more, score gap" in selection.note
+    assert _select([long, *small], budget, "none").chunks  # the fix the note names works

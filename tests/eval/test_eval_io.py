@@ -76,6 +76,16 @@ def test_malformed_trec_qrels_line_names_file_and_line(tmp_path):
         load_qrels(path)
 
 
+def test_a_four_column_tsv_without_header_is_not_misread_as_trec(tmp_path):
+    # read as TREC, the grade column became the doc id and every metric came out 0
+    path = write(tmp_path, "x4.tsv", "q1\td3\t2\t7\nq2\td2\t1\t7\n")
+    with pytest.raises(InputError, match=r"x4\.tsv:1: the second field .* is the iteration"):
+        load_qrels(path)
+    for iteration in ("0", "1", "Q0"):  # what TREC files hold there
+        trec = write(tmp_path, "ok.trec", f"q1 {iteration} d1 1\n")
+        assert load_qrels(trec) == {"q1": {"d1": 1}}
+
+
 def test_unknown_qrels_format_and_empty_file_are_input_errors(tmp_path):
     with pytest.raises(InputError, match=r"odd:1: expected 3 tab-separated .* or 4 whitespace"):
         load_qrels(write(tmp_path, "odd", "a b c d e\n"))
@@ -126,6 +136,16 @@ def test_read_queries_keeps_order_and_accepts_numeric_ids(tmp_path):
 def test_malformed_query_line_is_an_input_error(tmp_path, line):
     path = write(tmp_path, "queries.jsonl", '{"_id": "ok", "text": "fine"}\n' + line + "\n")
     with pytest.raises(InputError, match=r"queries\.jsonl:2: expected a JSON object"):
+        read_queries(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("q.jsonl", '{"_id": "q9", "text": "  "}\n'), ("q.tsv", "q9\t \n")]
+)
+def test_a_query_with_an_empty_text_says_so(tmp_path, name, text):
+    # it got the generic "expected a JSON object" message
+    path = write(tmp_path, name, text)
+    with pytest.raises(InputError, match=r"q\.(jsonl|tsv):1: query 'q9' has an empty text"):
         read_queries(path)
 
 

@@ -158,3 +158,13 @@ def test_labeled_set_errors(tmp_path, beir_files):
     none.write_text("q1\ta\t0\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"no query of .* has a judged-relevant document"):
         load_labeled_set(queries, str(none), None, {"a"}, len)
+
+
+def test_lab_labels_that_match_no_document_are_named(tmp_path):
+    # the message spoke of query ids and a grade column, which lab JSONL does not have
+    lab = write(tmp_path, "lab.jsonl", [{"query": f"q{i}", "label": f"9{i}"} for i in range(7)])
+    with pytest.raises(InputError) as caught:
+        load_labeled_set(lab, None, None, {"docs/02-a.md", "03.md"}, len)
+    message = str(caught.value)
+    assert "no label of" in message and "matches a document of the corpus ('90', '91'" in message
+    assert "'94' and 2 more)" in message and "grade" not in message

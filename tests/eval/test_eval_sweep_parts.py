@@ -305,6 +305,26 @@ def test_the_sweep_line_says_one_document_and_one_query_in_the_singular(tmp_path
     assert "Sweep on toy: 10 documents, 20 queries," in sweep_tables(toy_report(tmp_path))
 
 
+def test_the_sweep_line_names_the_first_ids_behind_each_count(tmp_path):
+    named = dataclasses.replace(
+        toy_report(tmp_path),
+        excluded_no_relevant=7,
+        excluded_query_ids=("q1", "q2", "q3", "q4", "q5", "q6", "q7"),
+        unknown_query_ids=("q8", "q9"),
+        unknown_doc_ids=("d1", "d2", "bad\nid"),
+        empty_docs=1,
+        empty_doc_ids=("995",),
+    )
+    line = sweep_tables(named).splitlines()[0]
+    assert "7 queries without a judged-relevant document excluded: q1, q2, q3, q4, q5, ...;" in line
+    assert "2 judged queries missing from the queries file: q8, q9;" in line
+    assert "3 judgments naming documents not in the corpus: d1, d2, bad\\nid;" in line
+    assert "1 judgments of documents that are empty (no text to index): 995)" in line
+    # a count whose ids the caller did not give stays a bare count
+    bare = sweep_tables(toy_report(tmp_path)).splitlines()[0]
+    assert "1 queries without a judged-relevant document excluded;" in bare
+
+
 def test_trade_offs_in_plain_words(tmp_path):
     report = toy_report(tmp_path)
     large = report.curves[1]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ctxselect.eval import evaluate, load_beir_split, write_trec_run
@@ -186,3 +186,24 @@ def test_real_nfcorpus_graded_ndcg_agrees_with_trec_eval(nfcorpus_dir, tmp_path)
         parsed = pytrec_eval.parse_run(handle)
     assert_agree(run, qrels, parsed, ["ndcg", "map"], [10, 100])
     assert 0.2 < evaluate(run, qrels, ["ndcg@10"]).mean["ndcg@10"] < 0.45
+
+
+TIE_DOCS = ["d1", "d2", "d3", "d10", "da", "dB", "é"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    # ties, and two doubles that tie in single precision
+    st.dictionaries(st.sampled_from(TIE_DOCS), st.sampled_from([1.0, 0.5, 0.5000000001, -1.0])),
+    st.dictionaries(st.sampled_from(TIE_DOCS), st.integers(0, 2)),
+)
+def test_a_run_with_ties_read_from_a_file_scores_as_trec_eval_scores_it(scores, grades):
+    # compare reads runs other tools wrote; their ties must break as trec_eval breaks them
+    from ctxselect.eval import in_trec_eval_order
+
+    assume(scores and any(grades.values()))
+    run, qrels = {"q": scores}, {"q": grades}
+    ours = evaluate(in_trec_eval_order(run), qrels, ["ndcg@3", "recall@2"]).per_query["q"]
+    theirs = trec_values(run, qrels, ["ndcg", "recall"], [3, 2])["q"]
+    assert math.isclose(ours["ndcg@3"], theirs["ndcg@3"], abs_tol=TOL)
+    assert math.isclose(ours["recall@2"], theirs["recall@2"], abs_tol=TOL)

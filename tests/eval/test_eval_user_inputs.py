@@ -23,7 +23,7 @@ def test_tsv_queries_read_as_their_jsonl_twin(tmp_path):
 def test_tsv_queries_refuse_a_line_without_text_and_a_repeated_id(tmp_path):
     tsv = tmp_path / "q.tsv"
     tsv.write_text("1\tfirst\n2\t  \n")
-    with pytest.raises(InputError, match=r"q\.tsv:2: expected a TSV line '<query id><TAB>"):
+    with pytest.raises(InputError, match=r"q\.tsv:2: query '2' has an empty text"):
         read_queries(tsv)
     tsv.write_text("1\tfirst\n1\tagain\n")
     with pytest.raises(InputError, match="query id '1' appears twice"):

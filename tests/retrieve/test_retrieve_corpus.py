@@ -127,3 +127,33 @@ def test_derive_expands_block_by_block_the_same(monkeypatch, block: int) -> None
     monkeypatch.setattr(_corpus, "_BLOCK", block)
     derived = derive(base_pass(texts), TfidfAnalyzer().base_split)
     assert _tokens(derived) == [TfidfAnalyzer().words(t) for t in texts]
+
+
+def _reference(texts: list[str], analyzer) -> dict[str, list[tuple[int, int]]]:
+    """Each term's (row, count) pairs, row order, counted the plain way."""
+    from collections import Counter
+
+    out: dict[str, list[tuple[int, int]]] = {}
+    for row, text in enumerate(texts):
+        for term, count in sorted(Counter(analyzer.terms(text)).items()):
+            out.setdefault(term, []).append((row, count))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=60), max_size=8), st.booleans())
+def test_postings_equal_counting_each_texts_terms(texts: list[str], wide: bool) -> None:
+    """CSC postings, as built in place from sorted (term, row) keys, narrow or wide."""
+    with pytest.MonkeyPatch.context() as patch:
+        if wide:
+            patch.setattr(_corpus, "_INT32_MAX", 0)
+        for analyzer in (BM25Analyzer(), TfidfAnalyzer()):
+            built = index_corpus(Memo(texts), analyzer)
+            expected = _reference(texts, analyzer)
+            assert built.vocab == sorted(expected)
+            for t, term in enumerate(built.vocab):
+                a, b = built.indptr[t], built.indptr[t + 1]
+                got = list(zip(built.rows[a:b].tolist(), built.tfs[a:b].tolist(), strict=True))
+                assert got == expected[term]
+            assert built.indptr[-1] == len(built.rows)
+            assert built.lengths.tolist() == [len(analyzer.terms(t)) for t in texts]

@@ -34,6 +34,9 @@ GAP_DEPTH = 20
 """Ranks the uncalibrated largest-gap rule looks at."""
 BUDGET_FULL = "budget full"
 NO_MORE = "no more matches"
+RANKING_END = "end of the ranking"
+"""Why a selection stopped when every chunk ranked was considered and ``k`` (or the depth
+ranked for the budget) capped the ranking, so more chunks may match."""
 UNCALIBRATED = "uncalibrated"
 
 
@@ -71,14 +74,14 @@ class Cut:
         rest: Hits cut off, best first.
         reason: Why the list was cut ("" when it was not).
         threshold: The P threshold applied (None for ``none`` and the gap rule).
-        dropped_reason: The reason each cut hit is dropped with.
+        dropped_reasons: The reason each hit of ``rest`` is dropped with, in order.
     """
 
     kept: tuple[Hit, ...]
     rest: tuple[Hit, ...]
     reason: str
     threshold: float | None
-    dropped_reason: str
+    dropped_reasons: tuple[str, ...]
 
 
 def cut_hits(
@@ -103,7 +106,7 @@ def cut_hits(
     hits = tuple(hits)
     calibrated = bool(hits) and all(h.p_relevant is not None for h in hits)
     if rule == "none":
-        return Cut(hits, (), "", None, "")
+        return Cut(hits, (), "", None, ())
     if isinstance(rule, float):
         if hits and not calibrated:
             raise ConfigError(
@@ -151,25 +154,35 @@ def _threshold_cut(
     else:
         i = next((j for j, p in enumerate(ps) if p < threshold), len(ps))
     if i == len(hits):
-        return Cut(hits, (), "", threshold, "")
-    why = "P {} < {}".format(*_below(ps[i], threshold))
-    if diminishing:
-        size = hits[i].n_tokens / mean_tokens if mean_tokens else 1.0
-        above = sum(ps[:i])
-        why = "P {} < {}".format(*_below(ps[i], auto_bar(threshold, size, above)))
+        return Cut(hits, (), "", threshold, ())
+    above = sum(ps[:i]) if diminishing else 0.0
+
+    def bar(hit: Hit) -> tuple[float, str]:
+        """The P ``hit`` would need after the kept hits, and how it is made."""
+        if not diminishing:
+            return threshold, ""
+        size = hit.n_tokens / mean_tokens if mean_tokens else 1.0
+        how = ""
         if above > 0 or size != 1.0:
-            why += f" = {threshold:.2f}"
+            how = f" = {threshold:.2f}"
             if size != 1.0:
-                why += f" x ({hits[i].n_tokens} / {mean_tokens:.0f} tokens)"
+                how += f" x ({hit.n_tokens} / {mean_tokens:.0f} tokens)"
             if above > 0:
-                why += f" x (1 + {above:.2f} relevant expected above)"
-    return Cut(
-        hits[:i],
-        hits[i:],
-        f"next chunk below threshold: {why}",
-        threshold,
-        f"below threshold: {why}",
-    )
+                how += f" x (1 + {above:.2f} relevant expected above)"
+        return auto_bar(threshold, size, above), how
+
+    def reason(j: int) -> str:
+        needed, how = bar(hits[j])
+        if ps[j] < needed:
+            return "below threshold: P {} < {}".format(*_below(ps[j], needed)) + how
+        return (  # the list ends at the first chunk below its bar; this one is past it
+            f"after the cut at rank {hits[i].rank}: its P {ps[j]:.2f} would pass, but the "
+            f"rule keeps chunks only while each passes"
+        )
+
+    reasons = tuple(reason(j) for j in range(i, len(hits)))  # the first is below its bar
+    why = reasons[0].removeprefix("below threshold: ")
+    return Cut(hits[:i], hits[i:], f"next chunk below threshold: {why}", threshold, reasons)
 
 
 def _below(p: float, bar: float) -> tuple[str, str]:
@@ -184,19 +197,19 @@ def _below(p: float, bar: float) -> tuple[str, str]:
 def _gap_cut(hits: tuple[Hit, ...]) -> Cut:
     top = hits[: min(GAP_DEPTH, len(hits))]
     if len(top) < 2:
-        return Cut(hits, (), "", None, "")
+        return Cut(hits, (), "", None, ())
     gaps = [top[i].score - top[i + 1].score for i in range(len(top) - 1)]
     at = max(range(len(gaps)), key=lambda i: (gaps[i], -i))  # the first of equal gaps
-    if len(hits) == len(top) and gaps[at] <= 0:
-        return Cut(hits, (), "", None, "")
+    if gaps[at] <= 0:  # tied (flat) top scores: no drop to cut at, the budget decides
+        return Cut(hits, (), "", None, ())
     after, below = top[at], hits[at + 1]
     why = (
         f"score gap ({UNCALIBRATED}): {after.score:.4g} at rank {after.rank} -> "
         f"{below.score:.4g}, the largest drop among the top {len(top)}"
     )
-    return Cut(
-        hits[: at + 1], hits[at + 1 :], why, None, f"after the largest score gap ({UNCALIBRATED})"
-    )
+    rest = hits[at + 1 :]
+    dropped = (f"after the largest score gap ({UNCALIBRATED})",) * len(rest)
+    return Cut(hits[: at + 1], rest, why, None, dropped)
 
 
 def finish(selection: Selection, cut: Cut, cost: Callable[[Hit], int]) -> Selection:
@@ -207,10 +220,18 @@ def finish(selection: Selection, cut: Cut, cost: Callable[[Hit], int]) -> Select
         for d in selection.dropped
     )
     stop = BUDGET_FULL if full else cut.reason or NO_MORE
-    rest = tuple(DroppedChunk(h.chunk_id, h.doc_id, cost(h), cut.dropped_reason) for h in cut.rest)
+    rest = tuple(
+        DroppedChunk(h.chunk_id, h.doc_id, cost(h), why)
+        for h, why in zip(cut.rest, cut.dropped_reasons, strict=True)
+    )
     note = selection.note
     if not selection.chunks and cut.rest and not cut.kept:
         note = f"nothing selected: {cut.reason}"
+    elif not selection.chunks and cut.rest:  # the packer saw only what the rule kept
+        note = (
+            f"{note} (of the {len(cut.kept)} the stop rule kept; it cut {len(cut.rest)} "
+            f"more, {cut.reason}: --stop none packs from all of them)"
+        )
     return dataclasses.replace(
         selection, dropped=selection.dropped + rest, stop=stop, threshold=cut.threshold, note=note
     )

@@ -70,6 +70,7 @@ from ctxselect.eval.lab import (
 )
 from ctxselect.eval.labeled_set import (
     EMPTY_DOCS_NOTE,
+    EMPTY_JUDGMENTS_NOTE,
     LabeledSet,
     load_labeled_set,
     note_empty_documents,
@@ -93,6 +94,7 @@ from ctxselect.eval.queries_io import (
 )
 from ctxselect.eval.ranking import (
     collapse_to_docs,
+    in_trec_eval_order,
     rank,
     rank_documents,
     ranked_ids,
@@ -113,7 +115,14 @@ from ctxselect.eval.results import (
     labels_hash,
     read_results,
 )
-from ctxselect.eval.run_io import DEFAULT_RUN_DEPTH, read_trec_run, run_depth, write_trec_run
+from ctxselect.eval.run_io import (
+    DEFAULT_RUN_DEPTH,
+    check_not_input,
+    prepare_output,
+    read_trec_run,
+    run_depth,
+    write_trec_run,
+)
 from ctxselect.eval.summary import (
     CHUNK_STATS,
     MEAN_CHUNK_TOKENS,
@@ -148,6 +157,7 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "EMPTY_DOCS_NOTE",
+    "EMPTY_JUDGMENTS_NOTE",
     "GRID_KEYS",
     "KNEE_METRICS",
     "KNEE_RULE",
@@ -190,6 +200,7 @@ __all__ = [
     "check_epsilon",
     "check_knee_metric",
     "check_level",
+    "check_not_input",
     "chunk_run_by_document",
     "collapse_to_docs",
     "compare_runs",
@@ -205,6 +216,7 @@ __all__ = [
     "evaluate",
     "find_knee",
     "hit_at_budget",
+    "in_trec_eval_order",
     "is_budget_metric",
     "is_labeled_file",
     "knee_delta",
@@ -225,6 +237,7 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
     "parse_size_flags",
+    "prepare_output",
     "randomization_test",
     "rank",
     "rank_documents",

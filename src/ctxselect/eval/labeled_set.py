@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,8 @@ from ctxselect.eval.results import labels_hash
 
 PathLike = str | os.PathLike[str]
 EMPTY_DOCS_NOTE = "judged documents that are empty (no text to index)"
+EMPTY_JUDGMENTS_NOTE = "judgments of documents that are empty (no text to index)"
+"""What a count of judgments (not of documents) of empty documents is, in reports."""
 """How reports name :attr:`LabeledSet.empty_docs` (``eval``, ``sweep``: the same words)."""
 
 
@@ -50,6 +52,7 @@ class LabeledSet:
         unknown_query_ids: The ``unknown_queries`` ids, sorted.
         unknown_doc_ids: The distinct documents of ``unknown_docs``, sorted.
         empty_doc_ids: The distinct documents of ``empty_docs``, sorted.
+        excluded_query_ids: The ``excluded_no_relevant`` query ids, sorted.
     """
 
     queries: dict[str, str]
@@ -65,6 +68,7 @@ class LabeledSet:
     unknown_query_ids: tuple[str, ...] = ()
     unknown_doc_ids: tuple[str, ...] = ()
     empty_doc_ids: tuple[str, ...] = ()
+    excluded_query_ids: tuple[str, ...] = ()
 
     def content_hash(self) -> str:
         """Hash of the query texts and labels, so results are keyed by what judged them."""
@@ -133,6 +137,14 @@ def load_labeled_set(
         labels.kind,
     )
     evaluated = known.evaluated()
+    if not evaluated and unmatched:  # lab JSONL: no query ids, no grade column
+        shown = ", ".join(repr(label) for label in unmatched[:5])
+        more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
+        raise InputError(
+            f"no label of {queries} matches a document of the corpus ({shown}{more}): a "
+            f"lab label is a document id, or the start of a file name up to a non-letter "
+            f"('02' names 02-chunking.md); check the labels against the corpus's ids"
+        )
     if not evaluated:
         raise InputError(
             f"no query of {queries} has a judged-relevant document (grade >= 1) in the "
@@ -147,6 +159,7 @@ def load_labeled_set(
         labels=known,
         labels_file=os.fspath(qrels or spans or ""),
         excluded_no_relevant=len(texts) - len(evaluated),
+        excluded_query_ids=tuple(sorted(set(texts) - set(evaluated))),
         unknown_queries=len(unknown_qids),
         unknown_docs=count_unknown_docs(known.qrels, ids),
         spans_beyond_text=known.spans_beyond({d: doc_length(d) for d in span_docs}),
@@ -158,17 +171,22 @@ def load_labeled_set(
 
 
 def note_empty_documents(
-    labeled: LabeledSet, corpus: PathLike, doc_ids: Collection[str]
+    labeled: LabeledSet, corpus: PathLike | Sequence[PathLike], doc_ids: Collection[str]
 ) -> LabeledSet:
     """Count judgments of documents that ``corpus`` holds without text apart.
 
     Ingest skips an empty document (a BEIR record with no title and text, Cranfield's
     ``995``; a whitespace-only file), so its judgments name no indexed document; they
-    move from ``unknown_docs`` to ``empty_docs``, which says why.
+    move from ``unknown_docs`` to ``empty_docs``, which says why. ``corpus`` is one
+    folder or BEIR ``.jsonl``, or several (an index built from several roots): each is
+    asked only about the documents the ones before it did not hold empty.
     """
     ids = doc_ids if isinstance(doc_ids, set | frozenset) else set(doc_ids)
     missing = {d for judged in labeled.labels.qrels.values() for d in judged if d not in ids}
-    empty = _empty_documents(Path(corpus), missing) if missing else set()
+    empty: set[str] = set()
+    for source in [corpus] if isinstance(corpus, str | os.PathLike) else corpus:
+        if missing - empty:
+            empty |= _empty_documents(Path(source), missing - empty)
     if not empty:
         return labeled
     pairs = sum(1 for judged in labeled.labels.qrels.values() for d in judged if d in empty)

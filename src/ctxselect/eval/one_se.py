@@ -8,7 +8,9 @@ its standard error is that of the per-query differences, ``std(d, ddof=1) / sqrt
 difficulty dominates the spread of each candidate's own scores and cancels in the paired
 differences, so this SE is much sharper than an unpaired one, or than one over a handful of
 fold means (5 folds leave 4 degrees of freedom). The rule returns the earliest candidate, in
-the order given (simplest first), whose mean lags the best by at most its SE.
+the order given (simplest first), whose mean lags the best by at most its SE; or, when a
+simpler candidate lags less than that one (its own SE being smaller), the earliest such:
+the rule never picks a candidate over a simpler one with a higher mean.
 """
 
 from __future__ import annotations
@@ -63,8 +65,12 @@ def one_se_choice(table: np.ndarray, order: Sequence[int] | None = None) -> int:
     sub = table[rows]
     means = sub.mean(axis=1)
     best = int(np.argmax(means))
-    within = np.flatnonzero(means[best] - means <= paired_se(sub, best) + 1e-12)
-    return rows[int(within[0])]  # never empty: the best lags itself by 0
+    lag = means[best] - means
+    first = int(np.flatnonzero(lag <= paired_se(sub, best) + 1e-12)[0])  # the best lags 0
+    # A steady row can lag by more than its small SE while a noisy one, with a lower
+    # mean, lags by less than its large one: a simpler row lagging no more than the pick
+    # dominates it (simpler and at least as good on average), so it is taken instead.
+    return rows[int(np.flatnonzero(lag[: first + 1] <= lag[first] + 1e-12)[0])]
 
 
 __all__ = ["one_se_choice", "paired_se"]

@@ -94,8 +94,20 @@ def read_trec_qrels(path: PathLike) -> Qrels:
         grade = parse_grade(fields[3]) if len(fields) == 4 else None
         if grade is None:
             raise line_error(path, number, _TREC_EXPECTED, line)
+        if not _is_iteration(fields[1]):
+            raise InputError(
+                f"{path!s}:{number}: the second field of a TREC qrels line is the iteration "
+                f"(0, or Q0), found {fields[1]!r} in {line.strip()!r}: if the columns are "
+                f"query id, document id and grade, keep those three, tab-separated (BEIR "
+                f"qrels, header 'query-id<TAB>corpus-id<TAB>score' optional)"
+            )
         _add(qrels, seen, path, number, (fields[0], fields[2], grade))
     return qrels
+
+
+def _is_iteration(field: str) -> bool:
+    """trec_eval ignores the iteration column; files hold 0, another integer, or Q0."""
+    return field.lstrip("-").isdigit() or field.upper() == "Q0"
 
 
 def _add(

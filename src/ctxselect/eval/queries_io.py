@@ -65,10 +65,10 @@ def is_tsv_queries(path: PathLike) -> bool:
 def _tsv_records(path: PathLike) -> Iterator[tuple[int, str, str | None, str | None]]:
     """(line number, line, qid, text) of a TSV queries file; a header line is skipped."""
     for index, (number, line) in enumerate(read_lines(path, "queries")):
-        qid, _, text = line.partition("\t")
+        qid, tab, text = line.partition("\t")
         if index == 0 and qid.strip().lower() in _TSV_HEADER_IDS:
             continue
-        yield number, line, qid.strip() or None, text.strip() or None
+        yield number, line, qid.strip() or None, text.strip() if tab else None
 
 
 def read_queries(path: PathLike) -> dict[str, str]:
@@ -83,6 +83,11 @@ def read_queries(path: PathLike) -> dict[str, str]:
     """
     queries: dict[str, str] = {}
     for number, line, qid, text in _query_records(path):
+        if qid is not None and text is not None and not text.strip():
+            raise InputError(
+                f"{path!s}:{number}: query {qid!r} has an empty text: there is nothing to "
+                f"search for; give it its question, or remove that line"
+            )
         if qid is None or text is None:
             expected = _TSV_EXPECTED if is_tsv_queries(path) else _QUERY_EXPECTED
             raise line_error(path, number, expected, line)
@@ -101,7 +106,13 @@ def _query_records(path: PathLike) -> Iterator[tuple[int, str, str | None, str |
         return
     for number, line in read_lines(path, "queries"):
         record = _json_object(path, number, line, _QUERY_EXPECTED)
-        yield number, line, _text_field(record, "_id", ids=True), _text_field(record, "text")
+        text = record.get("text")  # a blank text is told apart from a missing one
+        yield (
+            number,
+            line,
+            _text_field(record, "_id", ids=True),
+            text if isinstance(text, str) else None,
+        )
 
 
 def read_labeled(path: PathLike) -> list[LabeledQuery]:

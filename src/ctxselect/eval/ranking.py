@@ -73,6 +73,23 @@ def _single_below(value: float) -> float:
     return float(struct.unpack("<f", struct.pack("<I", bits))[0])
 
 
+def in_trec_eval_order(run: Run) -> Run:
+    """Re-score a run read from a TREC file so that :func:`rank` orders it as trec_eval
+    does: single-precision score descending, ties on the docno descending.
+
+    A run written by another tool may tie; our own tie-break (id ascending) would then
+    rank it differently from trec_eval, and metrics at a cut-off would differ. Each
+    document's score becomes its position counted from the bottom (n, n - 1, ... 1), so
+    only the order is kept: use it for metrics, not to read scores.
+    """
+    ordered: Run = {}
+    for qid, scores in run.items():
+        by_docno = sorted(scores.items(), key=lambda item: item[0], reverse=True)
+        best_first = sorted(by_docno, key=lambda item: -_single(item[1]))  # stable
+        ordered[qid] = {doc: float(len(best_first) - i) for i, (doc, _) in enumerate(best_first)}
+    return ordered
+
+
 def strictly_decreasing(scores: Iterable[float]) -> list[float]:
     """Make best-first scores strictly decreasing as trec_eval reads them.
 

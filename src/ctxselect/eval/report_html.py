@@ -13,12 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ctxselect.errors import InputError
-from ctxselect.eval.labeled_set import EMPTY_DOCS_NOTE
+from ctxselect.eval.labeled_set import EMPTY_JUDGMENTS_NOTE
 from ctxselect.eval.plots import RECALL_PLOT, RELEVANT_TOKENS_PLOT, SIZE_PLOT, TOKENS_USED_PLOT
 from ctxselect.eval.report_text import (
     COST_RULE,
     KNEE_RULE,
     describe,
+    first_ids,
     recommendation,
     sweep_tables,
 )
@@ -88,14 +89,28 @@ def _dataset(report: SweepReport) -> str:
             ("queries evaluated", f"{report.n_queries:,}"),
             ("queries file", report.queries_file),
             ("labels", f"{report.labels_file or report.queries_file} ({report.label_kind})"),
-            ("queries excluded (no judged-relevant document)", report.excluded_no_relevant),
+            (
+                "queries excluded (no judged-relevant document)",
+                _named(report.excluded_no_relevant, report.excluded_query_ids),
+            ),
             ("labels matching no document", ", ".join(report.unmatched_labels) or "none"),
-            ("judged queries missing from the queries file", report.unknown_queries),
-            ("judgments naming documents not in the corpus", report.unknown_docs),
-            (EMPTY_DOCS_NOTE, report.empty_docs),
+            (
+                "judged queries missing from the queries file",
+                _named(report.unknown_queries, report.unknown_query_ids),
+            ),
+            (
+                "judgments naming documents not in the corpus",
+                _named(report.unknown_docs, report.unknown_doc_ids),
+            ),
+            (EMPTY_JUDGMENTS_NOTE, _named(report.empty_docs, report.empty_doc_ids)),
             ("spans ending past their document's text", report.spans_beyond_text),
         ]
     )
+
+
+def _named(count: int, ids: Sequence[str]) -> str:
+    """``3 (a, b, c)``: a count with the first ids behind it (escaped by :func:`_pairs`)."""
+    return f"{count:,}" + (f" ({first_ids(ids)})" if count and ids else "")
 
 
 def _settings(report: SweepReport) -> str:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ctxselect.config import MIN_BUDGET
-from ctxselect.eval.labeled_set import EMPTY_DOCS_NOTE
+from ctxselect.eval.labeled_set import EMPTY_JUDGMENTS_NOTE
 from ctxselect.eval.summary import SweepReport, knee_row
 from ctxselect.eval.tables import render_table, to_markdown
+from ctxselect.types import one_line
+
+SHOWN_IDS = 5
+"""Ids a report names of a list before ``...`` (the CLI's ``eval`` and ``tune`` too)."""
 
 KNEE_RULE = (
     "δ = gain per 1k × (1 + (T − 1) × c) is the least gain per 1,000 tokens worth its cost "
@@ -37,16 +43,35 @@ def describe(report: SweepReport) -> str:
         f"ranking metrics at {report.level} level"
     )
     counts = [
-        (report.excluded_no_relevant, "queries without a judged-relevant document excluded"),
-        (report.unknown_queries, "judged queries missing from the queries file"),
-        (report.unknown_docs, "judgments naming documents not in the corpus"),
-        (report.empty_docs, EMPTY_DOCS_NOTE),
-        (report.spans_beyond_text, "spans ending past their document's text"),
+        (
+            report.excluded_no_relevant,
+            "queries without a judged-relevant document excluded",
+            report.excluded_query_ids,
+        ),
+        (
+            report.unknown_queries,
+            "judged queries missing from the queries file",
+            report.unknown_query_ids,
+        ),
+        (
+            report.unknown_docs,
+            "judgments naming documents not in the corpus",
+            report.unknown_doc_ids,
+        ),
+        (report.empty_docs, EMPTY_JUDGMENTS_NOTE, report.empty_doc_ids),
+        (report.spans_beyond_text, "spans ending past their document's text", ()),
     ]
-    notes = [f"{n} {what}" for n, what in counts if n]
+    notes = [f"{n} {what}" + (f": {first_ids(ids)}" if ids else "") for n, what, ids in counts if n]
     if report.unmatched_labels:
         notes.append(f"labels matching no document: {', '.join(report.unmatched_labels)}")
     return line + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def first_ids(ids: Sequence[str]) -> str:
+    """The first :data:`SHOWN_IDS` ids, comma-separated, then ``...`` if there are more
+    (as ``eval`` and ``tune`` name ids)."""
+    shown = ", ".join(one_line(i) for i in ids[:SHOWN_IDS])
+    return shown + (", ..." if len(ids) > SHOWN_IDS else "")
 
 
 def no_recommendation(report: SweepReport) -> str:

@@ -16,7 +16,8 @@ for bit. The rank column is our rank.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from ctxselect.config import RUN_DEPTH
 from ctxselect.errors import ConfigError, InputError
@@ -100,6 +101,87 @@ def write_trec_run(
             lines.append(f"{qid} Q0 {doc_id} {position} {score!r} {tag}\n")
     with open(path, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
+
+
+def check_not_input(
+    path: PathLike,
+    flag: str,
+    inputs: Mapping[str, PathLike | None],
+    *,
+    folder: bool = False,
+    walked: Callable[[Path], bool] | None = None,
+) -> None:
+    """Refuse to write ``path`` over one of a command's inputs, or inside a corpus folder.
+
+    ``inputs`` maps each input's flag (``--corpus``, ``--queries``, ...) to its path (None
+    when not given). ``folder``: ``path`` is a folder the command writes files into.
+    ``walked`` tells whether a folder input is read whole (None: every one is); a BEIR
+    dataset folder, read only for its corpus file, may hold outputs.
+
+    Raises:
+        InputError: ``path`` is an input file (writing would destroy it), or lies inside a
+            corpus folder (the next run would index what was written there as documents).
+    """
+    target = Path(path).resolve()
+    for name, given in inputs.items():
+        if given is None:
+            continue
+        source = Path(given).resolve()
+        if target == source and not source.is_dir():
+            raise InputError(
+                f"{flag} {path} is the {name} file: writing it would overwrite your input; "
+                f"name another file"
+            )
+        inside = target == source or target.is_relative_to(source)
+        # a hidden folder on the way (./.ctxselect/...) is one the corpus walk skips
+        skipped = _hidden_below(target, source) if inside else True
+        if source.is_dir() and inside and not skipped and (walked is None or walked(source)):
+            what = "folder" if folder else "file"
+            raise InputError(
+                f"{flag} {path} lies inside the {name} folder {given}: the next run would "
+                f"read the {what} written there as part of the corpus; name a {what} "
+                f"outside it"
+            )
+
+
+def _hidden_below(target: Path, folder: Path) -> bool:
+    return any(part.startswith(".") for part in target.relative_to(folder).parts)
+
+
+def prepare_output(
+    path: PathLike,
+    flag: str,
+    inputs: Mapping[str, PathLike | None] | None = None,
+    example: str = "run.trec",
+    walked: Callable[[Path], bool] | None = None,
+) -> None:
+    """Make the folder of a file a command was told to write, or refuse the path: run
+    before the work, so a long evaluation never ends unable to save its result.
+
+    Args:
+        path: The file to write.
+        flag: Its flag, for the message.
+        inputs: The command's inputs by flag (:func:`check_not_input`).
+        example: A file name to suggest when ``path`` is a folder.
+        walked: As for :func:`check_not_input`.
+
+    Raises:
+        InputError: ``path`` is a folder, is one of ``inputs``, lies inside a corpus
+            folder, or its folder cannot be made.
+    """
+    target = Path(path)
+    check_not_input(path, flag, inputs or {}, walked=walked)
+    if target.is_dir():
+        raise InputError(
+            f"{flag} {target} is a folder: name a file to write, e.g. {target / example}"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {flag} {target}: its folder {target.parent} cannot be made "
+            f"({exc.strerror or exc}): name a file in a folder you can write to"
+        ) from None
 
 
 def run_depth(depth: int | None, ranking: Sequence[MetricSpec]) -> int:

@@ -353,6 +353,9 @@ class SweepReport:
             (``out of sample, 5 folds`` or ``uncalibrated rule (...)``; "" with none).
         unmatched_labels: Lab labels matching no document, in file order (their queries
             are among ``excluded_no_relevant``).
+        excluded_query_ids, unknown_query_ids, unknown_doc_ids, empty_doc_ids: The ids
+            behind ``excluded_no_relevant``, ``unknown_queries``, ``unknown_docs`` and
+            ``empty_docs`` (distinct, sorted), which the report names.
     """
 
     dataset: str
@@ -390,3 +393,7 @@ class SweepReport:
     stop_calibration: str = ""
     unmatched_labels: tuple[str, ...] = ()
     empty_docs: int = 0
+    excluded_query_ids: tuple[str, ...] = ()
+    unknown_query_ids: tuple[str, ...] = ()
+    unknown_doc_ids: tuple[str, ...] = ()
+    empty_doc_ids: tuple[str, ...] = ()

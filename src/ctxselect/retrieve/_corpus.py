@@ -93,14 +93,20 @@ def base_pass(texts: Iterable[str]) -> WordPass:
     short = np.fromiter((len(w) < 2 for w in passed.words), dtype=bool, count=len(passed.words))
     if not short.any():
         return passed
-    keep = ~short[passed.tokens]
-    bounds = np.zeros(len(passed.counts) + 1, dtype=np.int64)
-    np.cumsum(passed.counts, out=bounds[1:])
-    kept = np.zeros(len(keep) + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept[1:])
+    # no token-sized int64 temporaries (this runs near a build's memory peak): the
+    # dropped tokens' positions give each text's new count, the rest is done in place
+    keep = short[passed.tokens]
+    dropped = np.flatnonzero(keep)
+    np.logical_not(keep, out=keep)
+    text_of = np.searchsorted(np.cumsum(passed.counts), dropped, side="right")
+    counts = passed.counts - np.bincount(text_of, minlength=len(passed.counts))
+    del dropped, text_of
+    tokens = passed.tokens[keep]
+    del keep
     new_id = (np.cumsum(~short) - 1).astype(np.int32)
+    np.take(new_id, tokens, out=tokens)
     words = [w for w, s in zip(passed.words, short.tolist(), strict=True) if not s]
-    return WordPass(words, new_id[passed.tokens[keep]], np.diff(kept[bounds]))
+    return WordPass(words, tokens, counts)
 
 
 def derive(base: WordPass, split: Callable[[str], list[str]]) -> WordPass:
@@ -178,7 +184,8 @@ def _pair_keys(passed: WordPass, to_term: np.ndarray, n: int) -> tuple[np.ndarra
     """
     ends = np.cumsum(passed.counts)  # the token after each row's last
     lengths = np.zeros(n, dtype=np.int64)
-    parts: list[np.ndarray] = []
+    keys = np.empty(len(passed.tokens), dtype=to_term.dtype)  # filled in place, no parts
+    filled = 0
     for s in range(0, len(passed.tokens), _BLOCK):
         terms = to_term[passed.tokens[s : s + _BLOCK]]
         rows = np.searchsorted(ends, np.arange(s, s + len(terms)), side="right")
@@ -188,9 +195,34 @@ def _pair_keys(passed: WordPass, to_term: np.ndarray, n: int) -> tuple[np.ndarra
             lengths[rows[0] : rows[-1] + 1] += np.bincount(rows - rows[0])
         terms *= max(n, 1)
         terms += rows
-        parts.append(terms)
-    keys = np.concatenate(parts) if parts else np.zeros(0, dtype=to_term.dtype)
-    return keys, lengths.astype(np.int32)
+        keys[filled : filled + len(terms)] = terms
+        filled += len(terms)
+    return keys[:filled], lengths.astype(np.int32)
+
+
+def _count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the distinct values of sorted ``keys`` and how often each occurs.
+
+    The run starts are found a block at a time into int32 (int64 only past int32 range):
+    a build's memory peak is here, and one corpus-sized int64 array of positions, then
+    its int64 differences, were the largest part of it.
+    """
+    edge = np.empty(len(keys), dtype=bool)
+    edge[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=edge[1:])
+    wide = len(keys) > _INT32_MAX
+    starts = np.empty(int(np.count_nonzero(edge)), dtype=np.int64 if wide else np.int32)
+    done = 0
+    for s in range(0, len(edge), _BLOCK):
+        found = np.flatnonzero(edge[s : s + _BLOCK])
+        found += s
+        starts[done : done + len(found)] = found
+        done += len(found)
+    counts = np.empty_like(starts)  # the next start (or the end) minus this start
+    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+    counts[-1:] = len(keys) - starts[-1:]
+    del starts  # before the distinct keys are made: the two are never held together
+    return keys[edge], counts
 
 
 def csc_postings(passed: WordPass, analyzer: Analyzer, n: int) -> Postings:
@@ -208,16 +240,11 @@ def csc_postings(passed: WordPass, analyzer: Analyzer, n: int) -> Postings:
     stride = max(n, 1)
     keys, lengths = _pair_keys(passed, to_term, n)
     keys.sort()
-    edge = np.empty(len(keys), dtype=bool)
-    edge[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=edge[1:])
-    starts = np.flatnonzero(edge)
-    del edge
-    tfs = np.diff(starts, append=len(keys))
-    keys = keys[starts]
-    del starts
-    post_terms = keys // stride
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(post_terms, minlength=len(vocab)), out=indptr[1:])
-    rows = (keys - post_terms * stride).astype(np.int32)
+    keys, tfs = _count_keys(keys)  # one key per posting, sorted: term-major, then row
+    # a term's postings start where its first possible key would sort; the row is the
+    # key's remainder, taken in place (no posting-sized term or product arrays)
+    firsts = np.arange(len(vocab) + 1, dtype=keys.dtype) * stride  # keys' dtype: no copy
+    indptr = np.searchsorted(keys, firsts).astype(np.int64)
+    np.remainder(keys, stride, out=keys)
+    rows = keys.astype(np.int32)
     return Postings(vocab, indptr, rows, tfs, lengths, word_terms)

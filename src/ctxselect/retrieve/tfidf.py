@@ -54,21 +54,31 @@ def tfidf_idfs(df: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _tf_idf(postings: Postings, idf: np.ndarray) -> np.ndarray:
+    """Every posting's tf x idf (float64), made in one posting-sized array."""
+    x = np.repeat(np.asarray(idf, dtype=np.float64), np.diff(postings.indptr))
+    x *= postings.tfs
+    return x
+
+
 def tfidf_norms(postings: Postings, idf: np.ndarray) -> np.ndarray:
     """Return each row's tf x idf vector length (``idf``: one value per term)."""
-    x = postings.tfs * np.repeat(idf, np.diff(postings.indptr))
-    return np.sqrt(np.bincount(postings.rows, x * x, minlength=len(postings.lengths)))
+    x = _tf_idf(postings, idf)
+    x *= x  # in place: a build's memory peak is posting-sized float64 arrays like this
+    return np.sqrt(np.bincount(postings.rows, x, minlength=len(postings.lengths)))
 
 
 def unit_tfidf(postings: Postings, idf: np.ndarray) -> np.ndarray:
     """Return every posting's tf x idf over its row's vector length (float64).
 
     The rows become unit vectors, so adding up products of two rows' weights term by
-    term gives their cosine; an empty row stays 0. ``idf`` holds one value per term.
+    term gives their cosine; an empty row stays 0 (its length is 0 only when every weight
+    in it is, idf being >= 0). ``idf`` holds one value per term.
     """
-    x = postings.tfs * np.repeat(idf, np.diff(postings.indptr))
+    x = _tf_idf(postings, idf)
     norm_of_posting = tfidf_norms(postings, idf)[postings.rows]
-    return np.divide(x, norm_of_posting, out=np.zeros_like(x), where=norm_of_posting > 0)
+    np.divide(x, norm_of_posting, out=x, where=norm_of_posting > 0)
+    return x
 
 
 class TfidfRetriever(SparseRetriever):
@@ -225,8 +235,10 @@ class TfidfSumRetriever(TfidfRetriever):
 
     def _compute_weights(self, postings: Postings) -> np.ndarray:
         """Return every posting's tf / (words in its chunk) x idf."""
-        lengths = postings.lengths[postings.rows].astype(np.float64)
-        return postings.tfs / lengths * self._idf_of_postings(postings)
+        weights = postings.lengths[postings.rows].astype(np.float64)
+        np.divide(postings.tfs, weights, out=weights)  # tf / words, in place
+        weights *= self._idf_of_postings(postings)
+        return weights
 
     def _query(self, query: str) -> QueryTerms:
         tids = list(dict.fromkeys(self._term_ids(query)))
