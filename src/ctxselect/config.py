@@ -36,6 +36,9 @@ PYPROJECT_FILE = "pyproject.toml"
 CONFIG_ENV = "CTXSELECT_CONFIG"
 """The config file the CLI reads instead of looking for one (``ctxselect --config``)."""
 DATASETS_ENV = "CTXSELECT_DATASETS"
+IGNORE_FILES = (".gitignore", ".ctxselectignore")
+"""The ignore files a folder walk reads in every folder, in gitignore syntax (ingest/walk.py);
+in one folder a pattern of a later file wins over an earlier file's."""
 # Incremental index updates (docs/12-updates.md).
 DEFAULT_COMPACT_FRACTION = 0.1
 """Compact when pending rows (delta rows plus deleted rows) pass this share of live chunks:
@@ -131,6 +134,9 @@ CHUNK_SIZE = Bound(
 )
 MAX_BUDGET = 100_000_000
 """Tokens: fifty times the largest context window offered today."""
+DEFAULT_BUDGET = 2000
+"""Tokens of context when a caller names no budget: :meth:`Index.select`, CLI ``select`` and
+``grep``, the MCP tools and the adapters all default to it."""
 MIN_BUDGET = 100
 """Tokens: the smallest budget ``select`` takes (CLI, config, MCP, adapters): one framed chunk."""
 BUDGET = Bound("budget", 0, MAX_BUDGET, whole=True, advice="a number of tokens, e.g. 2000")
@@ -183,6 +189,12 @@ PERMUTATIONS = Bound(
 )
 PORT = Bound("port", 1, 65_535, whole=True, advice="a free TCP port, e.g. 8000")
 SEED = Bound("seed", 0, 2**63 - 1, whole=True, advice="any whole number >= 0, e.g. 0")
+TURNS = Bound(
+    "turns", 1, None, whole=True, advice="turns a selection stays in the context, e.g. 10"
+)
+CACHE_FACTOR = Bound(
+    "cache factor", 0.0, 1.0, advice="the price of a re-sent token: 0.1 cached, 1.0 uncached"
+)
 
 
 @dataclass(frozen=True, slots=True)

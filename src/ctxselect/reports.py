@@ -22,6 +22,10 @@ class IndexReport:
     symlink not followed because it leads outside the roots. ``token_fallbacks`` gives
     ``(path, reason)`` for each source file of this run the code chunker could not parse
     and cut by tokens instead (also counted in ``skipped`` as ``code_as_tokens``).
+    ``replaced_files`` names the files (a BEIR record as ``path:line``) loaded with
+    invalid UTF-8 replaced by U+FFFD (counted as ``decoded_with_replacement``);
+    ``partial_files`` gives ``(path, reason)`` for each file loaded with part of it
+    missing (PDF pages pypdf could not extract, left empty).
     """
 
     index: str
@@ -44,6 +48,8 @@ class IndexReport:
     outside_links: tuple[tuple[str, str], ...] = ()
     skipped_files: tuple[tuple[str, str], ...] = ()
     token_fallbacks: tuple[tuple[str, str], ...] = ()
+    replaced_files: tuple[str, ...] = ()
+    partial_files: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,3 +119,59 @@ def test_an_empty_queries_file_is_named_as_empty(beir):
     empty.write_text("")
     with pytest.raises(InputError, match=r"queries file .*e\.jsonl holds no queries: it is empty"):
         evaluate_corpus(beir["corpus"], empty, beir["qrels"], index=beir["root"] / "ix")
+
+
+@pytest.mark.parametrize("flag", ["run_out", "per_query_out"])
+@pytest.mark.parametrize("which", ["corpus", "queries", "qrels"])
+def test_an_output_over_an_input_is_refused_and_the_input_kept(beir, flag, which):
+    before = beir[which].read_bytes()
+    args = (beir["corpus"], beir["queries"], beir["qrels"])
+    with pytest.raises(InputError, match=f"is the --{which} file: writing it would overwrite"):
+        evaluate_corpus(*args, index=beir["root"] / "ix", **{flag: beir[which]})
+    assert beir[which].read_bytes() == before
+    assert not (beir["root"] / "ix").exists()  # refused before any work
+
+
+def test_the_run_and_the_per_query_file_must_differ(beir):
+    args = (beir["corpus"], beir["queries"], beir["qrels"])
+    same = beir["root"] / "out.txt"
+    with pytest.raises(InputError, match=r"--per-query .*out\.txt is the --run-out file"):
+        evaluate_corpus(*args, index=beir["root"] / "ix", run_out=same, per_query_out=same)
+
+
+def test_an_output_inside_a_corpus_folder_is_refused(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("clock domain crossing\n", encoding="utf-8")
+    queries = _jsonl(tmp_path / "q.jsonl", [{"_id": "q1", "text": "clock"}])
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\ta.md\t1\n", encoding="utf-8")
+    inside = folder / "p.jsonl"  # the next run would load it as a BEIR corpus
+    with pytest.raises(InputError, match=r"lies inside the --corpus folder .*docs: the next run"):
+        evaluate_corpus(folder, queries, qrels, index=tmp_path / "ix", per_query_out=inside)
+
+
+def test_compare_names_the_run_that_is_empty_or_shares_no_query(beir):
+    good = beir["root"] / "good.trec"
+    good.write_text("q1 Q0 d0 1 2.0 x\nq2 Q0 d1 1 1.0 x\n", encoding="utf-8")
+    empty = beir["root"] / "empty.trec"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=r"run .*empty\.trec holds no ranking: it is empty"):
+        compare_run_files(good, empty, beir["qrels"])
+    other = beir["root"] / "other.trec"
+    other.write_text("x9 Q0 d0 1 2.0 x\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"run .*other\.trec shares no query id with the qrels"):
+        compare_run_files(other, good, beir["qrels"])
+
+
+def test_outputs_may_go_inside_a_beir_dataset_folder(tmp_path):
+    # a dataset folder is read only for its corpus.jsonl, so runs kept beside it are safe
+    dataset = tmp_path / "mini"
+    dataset.mkdir()
+    _jsonl(dataset / "corpus.jsonl", [{"_id": "d1", "text": "clock domain crossing"}])
+    queries = _jsonl(dataset / "queries.jsonl", [{"_id": "q1", "text": "clock"}])
+    qrels = dataset / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+    run = dataset / "runs" / "bm25.trec"
+    evaluate_corpus(dataset, queries, qrels, index=tmp_path / "ix", run_out=run)
+    assert run.read_text(encoding="utf-8").startswith("q1 Q0 d1 1 ")

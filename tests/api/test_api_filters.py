@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ctxselect as cs
 from _support.filter_corpus import QUERY, build, write_beir, write_labels
 from _support.old_schemas import as_schema_3 as _as_schema_3
 from ctxselect.api import evaluate
+from ctxselect.api.globs import doc_filter
 from ctxselect.errors import ConfigError
 from ctxselect.stores.embedded import opening
 from ctxselect.stores.embedded.sqlite import SCHEMA_VERSION, SQLiteStore
@@ -101,6 +104,10 @@ def test_bad_filters_are_one_line_errors_that_say_how_to_fix_them(idx):
         ConfigError, match=r"invalid exclude glob .* at position 1: a trailing backslash"
     ):
         idx.select(QUERY, 400, exclude=["a\\"])
+    with pytest.raises(ConfigError, match=r"'src/\[z-a\]' at position 5: the range z-a runs back"):
+        idx.search(QUERY, include=["src/[z-a]"])  # was a re.error traceback from pathspec
+    with pytest.raises(ConfigError, match=r"does not translate to a valid pattern \(bad char"):
+        idx.search(QUERY, include=["[\\z-a]"])  # what the position checks miss
     with pytest.raises(ConfigError, match="'kind' has no '=': write key=value"):
         idx.search(QUERY, where=["kind"])
     with pytest.raises(ConfigError, match="needs a key before '='"):
@@ -269,3 +276,13 @@ def test_dense_and_hybrid_filter_a_stored_index_with_deltas(tmp_path, mode):
             assert [h.chunk_id for h in narrow] == [
                 c for c in ranked if c.startswith(("howto/late.md", "howto/h01.md"))
             ]
+
+
+@given(st.text(alphabet="az[]!^-\\*?/#. ", min_size=1, max_size=12))
+def test_a_glob_is_either_refused_with_a_config_error_or_usable(glob):
+    try:
+        keep = doc_filter([glob], [])
+    except ConfigError as exc:
+        assert f"invalid include glob {glob!r}" in str(exc)
+    else:
+        keep(["a.py", "z/a", "a]b"])  # matching never raises

@@ -123,13 +123,16 @@ def test_chunk_file_without_indexing(corpus):
     assert any("Guide > Install > Linux" in c.header for c in chunks)
 
 
-def test_the_write_path_lives_in_api_write_and_is_re_exported():
+def test_the_write_path_lives_in_api_write_and_maintain_and_is_re_exported():
     import ctxselect.api
+    import ctxselect.api.maintain
     import ctxselect.api.write
 
     assert cs.index_paths is ctxselect.api.index_paths is ctxselect.api.write.index_paths
-    for name in ("add_paths", "add_documents", "remove_documents", "compact_index"):
+    for name in ("add_paths", "add_documents", "remove_documents"):
         assert getattr(cs, name) is getattr(ctxselect.api.write, name)
+    for name in ("compact_index", "verify_index"):
+        assert getattr(cs, name) is getattr(ctxselect.api.maintain, name)
 
 
 def test_the_table_and_info_follow_updates_before_compaction(corpus, tmp_path):

@@ -50,6 +50,17 @@ def test_a_plain_rescan_uses_the_limit_the_index_was_written_with(tmp_path: Path
     assert _ids(folder) == ["big.txt", "small.txt"]
 
 
+def test_a_new_limit_alone_is_recorded_and_the_report_says_so(tmp_path: Path) -> None:
+    # it took a generation while the report said only "nothing changed: no work done"
+    root, folder = _tree(tmp_path / "docs"), tmp_path / "ix"
+    first = cs.index_paths([root], folder)
+    report = cs.index_paths(None, folder, max_bytes=1_000_000)
+    assert (report.added, report.updated, report.removed, report.rebuilt) == (0, 0, 0, False)
+    assert report.generation == first.generation + 1 and _recorded(folder) == 1_000_000
+    assert report.note == "settings recorded: max_bytes 1,000,000, for the next re-scans"
+    assert cs.index_paths(None, folder, max_bytes=1_000_000).note == ""  # nothing new
+
+
 def test_a_lower_limit_keeps_the_indexed_version_and_says_so(tmp_path: Path) -> None:
     root, folder = _tree(tmp_path / "docs"), tmp_path / "ix"
     cs.index_paths([root], folder, max_bytes=3000)

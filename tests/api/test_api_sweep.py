@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import json
 import re
+import shutil
 import sys
 
 import pytest
@@ -14,7 +15,7 @@ from ctxselect import api, budget
 from ctxselect.api import sweep as sweeps
 from ctxselect.api.evaluate import evaluate_corpus
 from ctxselect.config import ChunkSpec
-from ctxselect.errors import ConfigError, MissingExtraError, UnknownNameError
+from ctxselect.errors import ConfigError, InputError, MissingExtraError, UnknownNameError
 from ctxselect.eval import SweepGrid
 
 TOPICS = {
@@ -273,6 +274,21 @@ def test_sweep_input_errors(toy, tmp_path):
         sweep(toy, tmp_path, level="passage")
     with pytest.raises(ConfigError, match="cache factor"):
         sweep(toy, tmp_path, cache_factor=3.0)
+
+
+def test_a_results_folder_on_an_input_or_in_the_corpus_is_refused_before_any_work(toy, tmp_path):
+    with pytest.raises(InputError, match=r"--out .*queries\.jsonl is the --queries file"):
+        sweep(toy, toy["queries"])
+    with pytest.raises(InputError, match=r"lies inside the --corpus folder .*: the next run"):
+        sweep(toy, toy["corpus"] / "results")  # its report.html would become a document
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(InputError, match=r"notes\.txt is a file: the sweep writes a results"):
+        sweep(toy, tmp_path / "notes.txt")
+    assert sorted(p.name for p in toy["corpus"].iterdir()) == sorted(TOPICS)  # nothing made
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+    hidden = toy["corpus"] / ".sweeps"  # a hidden folder is one the corpus walk skips
+    assert sweep(toy, hidden, grid=SweepGrid(modes=("bm25",), budgets=(100,)), plots=False)
+    shutil.rmtree(hidden)
 
 
 def test_missing_matplotlib_names_the_extra(toy, tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from ctxselect.api.evaluate import evaluate_corpus
 from ctxselect.api.sweep import run_sweep, sweep_tables
 from ctxselect.config import ChunkSpec
-from ctxselect.eval import EMPTY_DOCS_NOTE, SweepGrid
+from ctxselect.eval import EMPTY_JUDGMENTS_NOTE, SweepGrid
 
 DOCS = {
     "d1": "The quick brown fox jumps over the lazy dog.",
@@ -53,8 +53,8 @@ def test_sweep_counts_empty_judged_documents_as_eval_does(dataset, tmp_path, as_
     )  # fmt: skip
     assert (report.empty_docs, report.unknown_docs) == (1, 1)
     assert (result.empty_docs_in_qrels, result.unknown_docs_in_qrels) == (1, 1)
-    assert f"1 {EMPTY_DOCS_NOTE}" in sweep_tables(report)
-    assert EMPTY_DOCS_NOTE in (tmp_path / "sw" / "report.html").read_text()
+    assert f"1 {EMPTY_JUDGMENTS_NOTE}" in sweep_tables(report)
+    assert EMPTY_JUDGMENTS_NOTE in (tmp_path / "sw" / "report.html").read_text()
     # the empty document stays relevant: neither recall can reach it, both count it missed
     (size,) = report.sizes
     assert size.metrics["recall@100"] == pytest.approx(result.metrics["recall@100"]) == 0.5
@@ -71,4 +71,17 @@ def test_a_corpus_without_empty_documents_reports_none(dataset, tmp_path):
         out=tmp_path / "sw", plots=False,
     )  # fmt: skip
     assert (report.empty_docs, report.unknown_docs) == (0, 1)
-    assert EMPTY_DOCS_NOTE not in sweep_tables(report)
+    assert EMPTY_JUDGMENTS_NOTE not in sweep_tables(report)
+
+
+def test_two_judgments_of_one_empty_document_are_counted_as_judgments(dataset, tmp_path):
+    # the note said "2 judged documents that are empty: d6" for one document judged twice
+    qrels = dataset / "qrels.tsv"
+    empty = "d3"
+    qrels.write_text(f"q1\td1\t1\nq1\t{empty}\t1\nq2\t{empty}\t1\n")
+    report = run_sweep(
+        dataset / "corpus.jsonl", dataset / "queries.jsonl", qrels=qrels, grid=GRID,
+        out=tmp_path / "sw", plots=False,
+    )  # fmt: skip
+    assert (report.empty_docs, report.empty_doc_ids) == (2, (empty,))
+    assert f"2 {EMPTY_JUDGMENTS_NOTE}: {empty}" in sweep_tables(report)

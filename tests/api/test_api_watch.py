@@ -137,3 +137,14 @@ def test_max_runs_below_one_or_not_whole_is_refused(tmp_path, root, max_runs):
     with pytest.raises(ConfigError, match="max_runs must be a whole number"):
         cs.watch_paths([root], tmp_path / "ix", max_runs=max_runs)
     assert not (tmp_path / "ix").exists()
+
+
+def test_an_edited_ignore_file_changes_the_fingerprint_other_hidden_files_do_not(tmp_path):
+    from ctxselect.index.watch import fingerprint
+
+    (tmp_path / "a.md").write_text("kept", encoding="utf-8")
+    before = fingerprint([str(tmp_path)], skip="")
+    (tmp_path / ".env").write_text("SECRET=1", encoding="utf-8")
+    assert fingerprint([str(tmp_path)], skip="") == before  # hidden: not indexed anyway
+    (tmp_path / ".ctxselectignore").write_text("a.md\n", encoding="utf-8")
+    assert fingerprint([str(tmp_path)], skip="") != before  # the next run drops a.md

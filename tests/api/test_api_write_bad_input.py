@@ -72,6 +72,8 @@ def test_an_unreadable_file_keeps_its_last_indexed_version(tmp_path, tree, monke
     _failing_read(monkeypatch, "a.txt", PermissionError(errno.EACCES, "denied", "a.txt"))
     report = cs.index_paths([], ix)
     assert report.updated == 1 and report.removed == 0
+    assert report.unchanged == 2  # b.txt, and a.txt kept as indexed: the counts add up
+    assert report.added + report.updated + report.unchanged == report.documents == 3
     assert report.unreadable[0][1] == "permission denied"
     with cs.open_index(ix) as idx:
         assert idx.search("apples")[0].doc_id == "a.txt"  # kept, not deleted
@@ -173,3 +175,62 @@ def test_a_damaged_index_gives_one_line_errors_not_tracebacks(tmp_path, tree):
     (ix / FILE_NAME).write_bytes(b"garbage" * 100)
     result = run("search", "x", "--index", str(ix))
     assert result.exit_code == 1 and "not a readable ctxselect index" in result.output
+
+
+@pytest.mark.parametrize("paths", ["", [""], ["docs", ""]])
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(
+    tmp_path, tree, paths, monkeypatch
+):
+    """Path('') resolves to the current folder: indexing it would read what nobody named."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(cs.ConfigError, match=r"a path is empty \(''\)"):
+        cs.index_paths(paths, tmp_path / "ix")
+    assert not (tmp_path / "ix").exists()
+    cs.index_paths([tree], tmp_path / "ix")
+    before = _ids(tmp_path / "ix")
+    with pytest.raises(cs.ConfigError, match=r"a path is empty \(''\)"):
+        cs.add_paths(paths, tmp_path / "ix")
+    assert _ids(tmp_path / "ix") == before
+    result = run("index", "", "--index", str(tmp_path / "ix2"))
+    assert result.exit_code == 1 and "a path is empty ('')" in result.output
+    assert not (tmp_path / "ix2").exists()
+
+
+@pytest.mark.parametrize("fraction", ["0.5", -1, float("nan"), True, [1]])
+def test_a_bad_compact_fraction_is_refused_before_anything_is_written(tmp_path, tree, fraction):
+    ix = tmp_path / "ix"
+    cs.index_paths([tree], ix)
+    (tree / "d.txt").write_text("delta dates", encoding="utf-8")
+    doc = cs.Document(doc_id="e", text="epsilon")
+    calls = [
+        lambda: cs.index_paths([tree], ix, compact_fraction=fraction),
+        lambda: cs.add_paths([tree / "d.txt"], ix, compact_fraction=fraction),
+        lambda: cs.add_documents([doc], ix, compact_fraction=fraction),
+        lambda: cs.remove_documents(["a.txt"], ix, compact_fraction=fraction),
+    ]
+    for call in calls:
+        with pytest.raises(cs.ConfigError, match="compact_fraction must be a number >= 0"):
+            call()
+    assert _ids(ix) == {"a.txt", "b.txt", "c.txt"}  # it raised after the commit before
+
+
+@pytest.mark.parametrize("flag", ["follow_symlinks", "progress"])
+def test_flags_that_are_not_booleans_are_refused(tmp_path, tree, flag):
+    # follow_symlinks="no" is truthy: it read the files the links lead to
+    with pytest.raises(cs.ConfigError, match=f"{flag} must be True or False, got 'no'"):
+        cs.index_paths([tree], tmp_path / "ix", **{flag: "no"})
+    with pytest.raises(cs.ConfigError, match=f"{flag} must be True or False"):
+        cs.add_paths([tree / "a.txt"], tmp_path / "ix", **{flag: "no"})
+    assert not (tmp_path / "ix").exists()
+
+
+def test_add_of_a_file_that_is_now_empty_removes_it_as_a_rescan_would(tmp_path, tree):
+    ix = tmp_path / "ix"
+    cs.index_paths([tree], ix)
+    (tree / "a.txt").write_text("  \n", encoding="utf-8")
+    report = cs.add_paths([tree / "a.txt"], ix)
+    assert (report.removed, report.skipped["empty"]) == (1, 1)
+    assert _ids(ix) == {"b.txt", "c.txt"}  # no stale "alpha apples" served any more
+    with cs.open_index(ix) as idx:
+        assert idx.search("alpha apples", 3) == []
+    assert cs.index_paths([tree], ix).removed == 0  # the re-scan agrees

@@ -104,6 +104,19 @@ def test_cli_one_line_names_file_and_rebuild(built) -> None:
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_search_of_a_damaged_base_names_the_same_repair_as_a_write(built, damage: str) -> None:
+    # search said `rm -r IX && ctxselect index PATH...`, which loses tuning, while index
+    # and verify said --rebuild, the in-place repair
+    _docs, index = built
+    DAMAGE[damage](_base(index))
+    with pytest.raises(IndexCorruptError) as caught, cs.open_index(index) as idx:
+        idx.search("clock drift", 3)
+    message = str(caught.value)
+    assert str(_base(index)) in message and "rm -r" not in message
+    assert f"ctxselect index --rebuild --index {index}" in message
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_the_rebuild_the_error_names_repairs_in_place(built, damage: str) -> None:
     docs, index = built
     DAMAGE[damage](_base(index))

@@ -115,6 +115,11 @@ def test_documents_the_index_cannot_hold_are_refused_by_name(tmp_path):
             r"has title=None.*pass title='' for none",
         ),
         (
+            lambda ix: cs.add_documents([Document(5, "x")], ix),  # type: ignore[arg-type]
+            InputError,
+            r"has doc_id=5, a int: .* pass it as a string, e.g. doc_id='5'$",  # not doc_id=''
+        ),
+        (
             lambda ix: cs.add_documents([Document("f", "x", fields=[("lang",)])], ix),  # type: ignore[list-item]
             InputError,
             r"fields are \(key, value\) pairs of strings or a mapping",

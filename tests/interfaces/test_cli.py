@@ -78,6 +78,15 @@ def test_explain_json_terms_sum_to_score(index):
     assert explanation["score"] == pytest.approx(hits[0]["score"], rel=1e-6)
 
 
+def test_a_selection_capped_by_k_does_not_claim_there_are_no_more_matches(index):
+    args = ("select", "budget tokens ranks", "--budget", "5000", "--stop", "none")
+    capped = json.loads(run(*args, "-k", "1", "--index", index, "--json").output)
+    assert capped["stop"] == (  # it said "no more matches" with more ranked below
+        "end of the ranking: all 1 ranked chunks considered (-k 1; a larger k ranks more)"
+    )
+    assert json.loads(run(*args, "--index", index, "--json").output)["stop"] == "no more matches"
+
+
 def test_info_and_chunk(index, corpus):
     info = json.loads(run("info", "--index", index, "--json").output)
     assert info["documents"] == 2 and "bm25" in info["modes"]
@@ -240,11 +249,13 @@ def test_unwritable_output_is_a_one_line_error(corpus, tmp_path):
     queries.write_text('{"_id": "q1", "text": "budget"}\n', encoding="utf-8")
     qrels = tmp_path / "qrels.tsv"
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\t01-intro.md\t1\n", encoding="utf-8")
-    result = CliRunner().invoke(cli, ["eval", "--corpus", str(corpus), "--queries", str(queries),
-                                      "--qrels", str(qrels), "--index", str(tmp_path / "ix"),
-                                      "--run-out", str(tmp_path / "no" / "run.trec")])  # fmt: skip
+    run_out = tmp_path / "q.jsonl" / "run.trec"  # its folder would be a file: it cannot be made
+    args = ["eval", "--corpus", str(corpus), "--queries", str(queries), "--qrels", str(qrels)]
+    args += ["--index", str(tmp_path / "ix"), "--run-out", str(run_out)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "ix").exists()  # refused before any work
 
 
 def test_eval_on_a_folder_corpus(corpus, tmp_path):

@@ -244,10 +244,12 @@ def test_cost_text_and_json():
         "knee": None,
         "surplus": None,
     }
-    assert "cache factor must be between 0 and 1" in fails(
-        "cost", "--budget", "1", "--cache-factor", "2"
+    # a number out of its range is a usage error (exit 2), as docs/cli.md says
+    factor = fails("cost", "--budget", "1", "--cache-factor", "2", code=2)
+    assert "'--cache-factor': cache factor must be a finite number from 0 to 1, got 2" in factor
+    assert "'--turns': turns must be a whole number >= 1, got 0" in fails(
+        "cost", "--budget", "1", "--turns", "0", code=2
     )
-    assert "turns must be" in fails("cost", "--budget", "1", "--turns", "0")
 
 
 def test_compare_runs(files, tmp_path):

@@ -70,6 +70,12 @@ def test_eval_stop_flags_without_budgets_are_refused(data, flags, named):
     assert named in message and "no budget is given" in message and "--budgets" in message
 
 
+def test_stored_calibration_with_the_stop_rule_none_is_refused(data):
+    # accepted, it measured budgets filled to the brim, the calibration never read
+    message = fails(*_eval(data, "--budgets", "1000", "--stored-calibration"))
+    assert "the stop rule is none (fill the budget), so it would change nothing" in message
+
+
 def test_eval_reads_tsv_queries_as_it_reads_jsonl(data, tmp_path):
     tsv = tmp_path / "queries.tsv"
     lines = [json.loads(line) for line in data["queries"].read_text().splitlines()]
@@ -134,3 +140,33 @@ def test_sweep_of_one_budget_says_there_is_no_trade_off(data, tmp_path):
     at = next(i for i, line in enumerate(lines) if line.startswith("Trade-off ("))
     assert lines[at + 1] == "  one budget swept: nothing to weigh"
     assert "at the edge: sweep larger budgets" in text and "at the lower edge" in text
+
+
+def test_run_out_into_a_missing_folder_makes_it_and_a_folder_is_refused_up_front(tmp_path):
+    """A long evaluation must not end unable to save its run: the folder is made first,
+    and a path that is a folder is refused before anything is indexed."""
+    from click.testing import CliRunner
+
+    from ctxselect.interfaces.cli.main import cli
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("apples grow in the orchard", encoding="utf-8")
+    (corpus / "b.md").write_text("boats sail on the bay", encoding="utf-8")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "apples", "label": "a.md"}\n', encoding="utf-8")
+    run_out = tmp_path / "runs" / "deep" / "x.trec"
+    per_query = tmp_path / "pq" / "x.jsonl"
+    args = ["eval", "--corpus", str(corpus), "--queries", str(queries)]
+    args += ["--index", str(tmp_path / "ix")]
+    done = CliRunner().invoke(
+        cli, [*args, "--run-out", str(run_out), "--per-query", str(per_query)]
+    )
+    assert done.exit_code == 0, done.output
+    assert " Q0 a.md 1 " in run_out.read_text(encoding="utf-8")  # the TREC run, ranked
+    assert per_query.read_text(encoding="utf-8").count("\n") == 1  # one query, one line
+    refused = CliRunner().invoke(cli, [*args, "--run-out", str(tmp_path / "runs")])
+    assert refused.exit_code == 1
+    assert f"--run-out {tmp_path / 'runs'} is a folder: name a file to write" in refused.output
+    folder = CliRunner().invoke(cli, [*args, "--per-query", str(tmp_path / "runs")])
+    assert f"e.g. {tmp_path / 'runs' / 'per_query.jsonl'}" in folder.output  # not run.trec

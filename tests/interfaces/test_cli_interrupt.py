@@ -28,7 +28,7 @@ def settings(ix: str) -> dict:
 
 
 def test_ctrl_c_during_a_write_says_the_index_is_intact_and_exits_130(tmp_path, monkeypatch):
-    from ctxselect.api import write
+    from ctxselect.api import maintain, write
 
     ix = str(tmp_path / "ix")
     docs = corpus(tmp_path)
@@ -37,8 +37,9 @@ def test_ctrl_c_during_a_write_says_the_index_is_intact_and_exits_130(tmp_path, 
     def interrupted(*_args, **_kwargs):
         raise KeyboardInterrupt
 
-    for name in ("index_paths", "add_paths", "remove_documents", "compact_index"):
+    for name in ("index_paths", "add_paths", "remove_documents"):
         monkeypatch.setattr(write, name, interrupted)
+    monkeypatch.setattr(maintain, "compact_index", interrupted)
     for args in (
         ("index", "--index", ix, "--size", "64"),
         ("add", str(Path(docs) / "p0.md"), "--index", ix),

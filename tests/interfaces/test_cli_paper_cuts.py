@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,4 +107,31 @@ def test_files_decoded_with_replacement_are_not_reported_as_skipped(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     out = run("index", "latin", "--index", "ix").output
     assert out.startswith("ix: 1 document, 1 chunk (1 added") and "skipped:" not in out
-    assert "loaded with invalid UTF-8 replaced by U+FFFD: 1 file" in out
+    assert "loaded with invalid UTF-8 replaced by U+FFFD: 1 file: " in out
+    assert f"{root / 'cafe.txt'} (save them as UTF-8" in out  # named, so it can be fixed
+    report = json.loads(run("index", "latin", "--index", "ix2", "--json").output)
+    assert report["replaced_files"] == [str(root / "cafe.txt")]
+
+
+def test_a_file_whose_name_starts_with_a_dash_gets_a_hint_to_use_double_dash(tmp_path, monkeypatch):
+    (tmp_path / "-notes.txt").write_text("notes on budgets\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    stderr = fails("chunk", "-notes.txt", code=2)
+    assert "No such option '-n'. (-notes.txt is read as options" in stderr
+    assert "put -- before it: ctxselect chunk [OPTIONS] -- -notes.txt" in stderr
+    assert "-notes.txt#0" in run("chunk", "--", "-notes.txt").output  # the hint works
+    assert "read as options" not in fails("chunk", "-nope.txt", code=2)  # no such file
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_exit_130(monkeypatch, capsys):
+    # sent in the first half second, it printed a traceback through the imports
+    from ctxselect.interfaces.cli import main as entry
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry, "register_commands", interrupted)
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "interrupted while starting: nothing was read or written\n"

@@ -58,3 +58,17 @@ def test_a_keyword_index_records_no_speed(tmp_path: Path) -> None:
     _corpus(root, ["one"])
     cs.index_paths([root], folder)
     assert "throughput" not in cs.open_index(folder).info().settings
+
+
+def test_a_write_whose_workers_embedded_records_their_speed(tmp_path: Path) -> None:
+    """With --workers the workers fill the vector cache and the writer embeds nothing: the
+    figure info shows is the workers' (wall time, model loads in), and says so."""
+    root, folder = tmp_path / "docs", tmp_path / "ix"
+    _corpus(root, ["one", "two", "three", "four"])
+    cs.index_paths([root], folder, embedder="hash", workers=2)
+    measured = cs.open_index(folder).info().settings["throughput"]
+    assert measured["chunks"] == 4 and measured["workers"] == 2
+    assert measured["model_id"] == HashEmbedder().model_id
+    assert measured["chunks_per_s"] > 0 and measured["seconds"] > 0
+    shown = run("info", "--index", str(folder)).output
+    assert "chunks/s embedding 4 chunks in the last write that embedded, 2 workers (" in shown

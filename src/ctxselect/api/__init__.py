@@ -3,8 +3,9 @@
 ``read`` (open an index: search, select, explain, info; ``generation`` keeps the
 committed generation it reads current, ``filtered`` restricts it to a filter's rows,
 ``searching`` ranks and explains, ``inspecting`` gives info, chunks and documents),
-``write`` (index, add, remove, compact, verify; ``sync`` is the one write they all make,
-``write_session`` opens an index for it and undoes a failed first write), ``watch``,
+``write`` (index, add, remove; ``write_options`` checks their options; ``sync`` is the
+one write they all make, ``write_session`` opens an index for it and undoes a failed
+first write), ``maintain`` (compact, verify), ``watch``,
 ``evaluate`` (with ``eval_scoring`` and ``lab``), ``sweep`` (with ``sweep_setup``),
 ``tune`` (fusion; ``fusion_candidates`` holds the grid) and ``calibrate`` (P(relevant)
 and the stop threshold); ``modes`` holds the write-side operations of the mode table and
@@ -24,11 +25,11 @@ __getattr__ = lazy(
         "add_paths": "ctxselect.api.write",
         "build_index": "ctxselect.api.write",
         "chunk_file": "ctxselect.api.chunking",
-        "compact_index": "ctxselect.api.write",
+        "compact_index": "ctxselect.api.maintain",
         "index_paths": "ctxselect.api.write",
         "load_project_config": "ctxselect.api.project",
         "remove_documents": "ctxselect.api.write",
-        "verify_index": "ctxselect.api.write",
+        "verify_index": "ctxselect.api.maintain",
         "watch_paths": "ctxselect.api.watch",
     },
 )

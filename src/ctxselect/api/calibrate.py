@@ -22,17 +22,20 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ctxselect import eval as _eval
-from ctxselect.api.read import open_index
+from ctxselect.api.read import Index, open_index
 from ctxselect.budget import calibration as _calibration
 from ctxselect.budget.stop import auto_kept
 from ctxselect.embed import Embedder
 from ctxselect.errors import ConfigError, InputError
 from ctxselect.eval.folds import DEFAULT_FOLDS, fold_of
 from ctxselect.eval.one_se import one_se_choice, paired_se
+from ctxselect.ingest.kinds import BEIR_SUFFIXES
+from ctxselect.ingest.walk import BEIR_CORPUS, is_beir_folder
 from ctxselect.retrieve.modes import MODES
 
 MIN_CALIBRATION_QUERIES = 10
@@ -221,6 +224,10 @@ class LabelMismatches:
         unknown_doc_ids: Their distinct document ids, sorted.
         unmatched_labels: Lab labels (``{"query", "label"}`` queries) matching no
             indexed document, in file order: their queries are not used.
+        empty_docs_in_qrels: Judgments naming documents the index's corpus holds with no
+            text (ingest skipped them, so they were never indexed), not counted in
+            ``unknown_docs_in_qrels``.
+        empty_doc_ids: Their distinct document ids, sorted.
     """
 
     unknown_queries_in_qrels: int = 0
@@ -228,6 +235,8 @@ class LabelMismatches:
     unknown_docs_in_qrels: int = 0
     unknown_doc_ids: tuple[str, ...] = ()
     unmatched_labels: tuple[str, ...] = ()
+    empty_docs_in_qrels: int = 0
+    empty_doc_ids: tuple[str, ...] = ()
 
 
 def label_mismatches(labeled: _eval.LabeledSet) -> LabelMismatches:
@@ -238,7 +247,40 @@ def label_mismatches(labeled: _eval.LabeledSet) -> LabelMismatches:
         labeled.unknown_docs,
         labeled.unknown_doc_ids,
         labeled.unmatched_labels,
+        labeled.empty_docs,
+        labeled.empty_doc_ids,
     )
+
+
+def with_empty_judged(
+    labeled: _eval.LabeledSet, roots: Sequence[str], doc_ids: set[str]
+) -> _eval.LabeledSet:
+    """``labeled`` with judgments of documents the index's ``roots`` hold without text
+    counted apart from unknown ones, as ``eval`` counts them.
+
+    Ingest skips an empty document (Cranfield's ``995``), so the index has never heard
+    of it; its judgments still count in every metric (nothing can retrieve it).
+    """
+    if not labeled.unknown_docs:
+        return labeled
+    return _eval.note_empty_documents(labeled, _corpus_sources(roots), doc_ids)
+
+
+def _corpus_sources(roots: Sequence[str]) -> list[Path]:
+    """Where ingest read an index's documents from its ``roots``: each BEIR corpus file
+    (a dataset folder's ``corpus.jsonl``), and the folder file ids are relative to."""
+    sources: list[Path] = []
+    folders: list[str] = []
+    for root in map(Path, roots):
+        if root.is_dir() and is_beir_folder({p.name for p in root.iterdir()}):
+            sources.append(root / BEIR_CORPUS)
+        elif root.suffix in BEIR_SUFFIXES and root.is_file():
+            sources.append(root)
+        elif root.exists():
+            folders.append(str(root if root.is_dir() else root.parent))
+    if folders:
+        sources.append(Path(os.path.commonpath(folders)))
+    return sources
 
 
 def index_label_mismatches(
@@ -252,8 +294,17 @@ def index_label_mismatches(
         InputError: A file is malformed, or no query has a relevant document.
     """
     with open_index(index) as idx:
-        doc_ids = set(idx.store.doc_hashes())
-        return label_mismatches(_eval.load_labeled_set(queries, qrels, None, doc_ids, len))
+        return label_mismatches(indexed_labels(idx, queries, qrels)[0])
+
+
+def indexed_labels(
+    idx: Index, queries: str | os.PathLike[str], qrels: str | os.PathLike[str] | None
+) -> tuple[_eval.LabeledSet, set[str]]:
+    """The labels read against ``idx`` (judgments of documents its corpus holds empty
+    counted apart, :func:`with_empty_judged`), and the ids of the documents it holds."""
+    doc_ids = set(idx.store.doc_hashes())
+    labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, len)
+    return with_empty_judged(labeled, idx.settings.roots, doc_ids), doc_ids
 
 
 def indexed_queries(labeled: _eval.LabeledSet, doc_ids: set[str]) -> dict[str, str]:
@@ -336,8 +387,10 @@ __all__ = [
     "calibrate_index",
     "choose_threshold",
     "index_label_mismatches",
+    "indexed_labels",
     "indexed_queries",
     "label_mismatches",
     "net_value",
     "too_few_error",
+    "with_empty_judged",
 ]

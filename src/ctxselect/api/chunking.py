@@ -7,8 +7,8 @@ import warnings
 
 from ctxselect import chunk as _chunk
 from ctxselect import ingest as _ingest
-from ctxselect.config import ChunkSpec
-from ctxselect.errors import InputError
+from ctxselect.config import MAX_BYTES, ChunkSpec
+from ctxselect.errors import ConfigError, InputError
 from ctxselect.types import Chunk
 
 
@@ -30,8 +30,15 @@ def chunk_file(
         InputError: The file gave no document: unreadable (for a PDF: no text layer,
             encrypted, ...), binary, above ``max_bytes``, of an unsupported type, HTML
             without text.
-        ConfigError: ``max_bytes`` is not positive.
+        ConfigError: ``max_bytes`` is not a whole number >= 1, or ``spec`` is not a
+            ChunkSpec.
     """
+    MAX_BYTES.check(max_bytes)
+    if spec is not None and not isinstance(spec, ChunkSpec):
+        raise ConfigError(
+            f"spec must be a ChunkSpec, got {type(spec).__name__} {spec!r:.60}: pass "
+            f"ChunkSpec(chunker=..., size=...), or None for the defaults"
+        )
     loaded = _ingest.load_paths([path], max_bytes=max_bytes)
     problem = loaded.report.skip_reason(os.fspath(path))
     if problem:

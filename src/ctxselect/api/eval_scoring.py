@@ -159,6 +159,12 @@ def plan_eval(
             "so it would measure nothing: add budgets (--budgets 1000,2000, or a budget "
             "metric such as recall@2000t), or leave it out"
         )
+    if stored_calibration and stop == "none":
+        raise ConfigError(
+            "stored_calibration only changes how a stop rule reads P(relevant), and the "
+            "stop rule is none (fill the budget), so it would change nothing: add a stop "
+            "rule (--stop auto or a P threshold), or leave it out"
+        )
     _budget.PACKERS.check(packer)
     _budget.FORMATS.check(format)
     return EvalPlan(

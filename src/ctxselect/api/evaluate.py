@@ -46,8 +46,10 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
 )
-from ctxselect.errors import ConfigError, IndexNotFoundError
+from ctxselect.errors import ConfigError, IndexNotFoundError, InputError
 from ctxselect.eval import Comparison, SessionCost, render_table, session_cost
+from ctxselect.ingest.walk import walks_every_file
+from ctxselect.types import Qrels, Run
 
 __all__ = [
     "LAB_BUDGETS",
@@ -258,6 +260,14 @@ def evaluate_corpus(
         stop=stop, stored_calibration=stored_calibration,
         include=include, exclude=exclude, where=where,
     )  # fmt: skip
+    inputs = {"--corpus": corpus, "--queries": queries, "--qrels": qrels, "--spans": spans}
+    if run_out:
+        _eval.prepare_output(run_out, "--run-out", inputs, walked=walks_every_file)
+    if per_query_out:  # nor over the run
+        others = {**inputs, "--run-out": run_out}
+        _eval.prepare_output(
+            per_query_out, "--per-query", others, "per_query.jsonl", walked=walks_every_file
+        )
     if not index:  # the default index is built with the defaults, never a past run's flags
         chunk, bm25 = chunk or ChunkSpec(), bm25 or BM25Params()
     folder = os.fspath(index) if index else default_eval_index(corpus, chunk, bm25)
@@ -393,7 +403,8 @@ def compare_run_files(
     judged = _eval.load_qrels(qrels)
     runs, by_document = [], []
     for path in (run_a, run_b):
-        run = _eval.read_trec_run(path)
+        run = _eval.in_trec_eval_order(_eval.read_trec_run(path))  # ties as trec_eval
+        _check_run_queries(run, judged, path, qrels)
         documents = _eval.chunk_run_by_document(run, judged)
         if documents is not None:  # eval --level chunk's ids: score its documents
             run = documents
@@ -410,3 +421,23 @@ def compare_run_files(
     return dataclasses.replace(
         result, run_a=os.fspath(run_a), run_b=os.fspath(run_b), by_document=tuple(by_document)
     )
+
+
+def _check_run_queries(run: Run, judged: Qrels, path: _Path, qrels: _Path) -> None:
+    """Refuse a run with no line, or none of whose queries the qrels judge, naming it.
+
+    Raises:
+        InputError: Naming the run file, what it holds and the fix.
+    """
+    if not run:
+        raise InputError(
+            f"run {os.fspath(path)} holds no ranking: it is empty; write one line per "
+            f"ranked document, 'qid Q0 docid rank score tag' (`ctxselect eval --run-out`)"
+        )
+    if not any(qid in judged for qid in run):
+        shown = ", ".join(sorted(run)[:3])
+        raise InputError(
+            f"run {os.fspath(path)} shares no query id with the qrels {os.fspath(qrels)} "
+            f"(run: {shown}...; qrels: {', '.join(sorted(judged)[:3])}...): use the same "
+            f"query ids in both, e.g. the queries file's ids"
+        )

@@ -9,9 +9,11 @@ scored per query on the same pools (:class:`ctxselect.retrieve.fuse.Pool`), so
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from ctxselect import eval as _eval
 from ctxselect.config import DEFAULT_FUSE_DEPTH, FuseSpec
@@ -91,9 +93,12 @@ def grid_scores(
     qrels: Qrels,
     grid: Sequence[FuseSpec],
     metric: str,
+    progress: bool = False,
 ) -> list[dict[str, float]]:
-    """Per-query metric of each spec of ``grid``, in grid order."""
-    return [per_query_scores(hybrid, found, qrels, spec, metric) for spec in grid]
+    """Per-query metric of each spec of ``grid``, in grid order (the slow part of tuning:
+    with ``progress``, a bar on stderr counts the specs)."""
+    specs = tqdm(grid, desc="tuning fusion", unit="spec", file=sys.stderr, disable=not progress)
+    return [per_query_scores(hybrid, found, qrels, spec, metric) for spec in specs]
 
 
 def single_scores(

@@ -15,7 +15,7 @@ from typing import Any, Self, cast
 
 from ctxselect import embed as _embed
 from ctxselect.config import RELOAD_CHECK_SECONDS, FuseSpec
-from ctxselect.errors import IndexMismatchError
+from ctxselect.errors import IndexMismatchError, IndexNotFoundError
 from ctxselect.manifest import Manifest
 from ctxselect.retrieve.base import Retriever
 from ctxselect.retrieve.modes import MODES, ModeContext, embedding_modes
@@ -125,7 +125,11 @@ class GenerationReader:
         self._current()  # a replaced index is opened again before its read lock is taken
         with self.store.reading():
             self._current(force=True)
-            return read(self.retriever(mode))
+            try:
+                return read(self.retriever(mode))
+            except IndexNotFoundError:  # removed while read: the next call opens it again
+                self._recheck()
+                raise
 
     def __enter__(self) -> Self:
         return self

@@ -11,6 +11,7 @@ naming the position.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ctxselect.errors import ConfigError
@@ -72,6 +73,8 @@ def _check_glob(kind: str, glob: str) -> None:
     if problem is None:
         try:
             GitIgnoreSpec.from_lines([glob])
+        except re.error as exc:  # what the checks below missed, in pathspec's regex
+            problem = (0, f"it does not translate to a valid pattern ({exc.msg})")
         except ValueError as exc:  # pathspec's GitIgnorePatternError
             problem = (0, str(exc))
     if problem is not None:
@@ -102,6 +105,10 @@ def _glob_problem(glob: str) -> tuple[int, str] | None:
             close = _class_end(glob, i)
             if close < 0:
                 return i, "the character class [ is never closed with ]"
+            backwards = _reversed_range(glob, i, close)
+            if backwards is not None:
+                low, high = glob[backwards], glob[backwards + 2]
+                return backwards, f"the range {low}-{high} runs backwards (write {high}-{low})"
             i = close + 1
         else:
             i += 1
@@ -116,6 +123,25 @@ def _class_end(glob: str, at: int) -> int:
     if i < len(glob) and glob[i] == "]":  # a ] first in a class is literal
         i += 1
     return glob.find("]", i)
+
+
+def _reversed_range(glob: str, at: int, close: int) -> int | None:
+    """Position of the first range ``a-b`` with ``a`` after ``b`` in the class opened at
+    ``at`` and closed at ``close`` (None: every range runs forwards)."""
+    i = at + 1
+    if glob[i] in "!^":
+        i += 1
+    while i < close:
+        if glob[i] == "\\":  # an escaped character is one literal
+            i += 2
+            continue
+        if i + 2 < close and glob[i + 1] == "-" and glob[i + 2] != "\\":
+            if glob[i] > glob[i + 2]:
+                return i
+            i += 3
+            continue
+        i += 1
+    return None
 
 
 def _globs(globs: Sequence[str]) -> str:

@@ -161,6 +161,21 @@ def embedder_spec(embedder: _embed.Embedder, ann_threshold: int) -> EmbedderSpec
     return EmbedderSpec(embedder.name, embedder.model_id, int(embedder.dim), int(ann_threshold))
 
 
+def throughput(chunks: int, seconds: float, model_id: str, workers: int = 0) -> dict[str, Any]:
+    """The manifest's record of an embedding run: ``chunks`` embedded in ``seconds``
+    (``workers`` > 0: by that many worker processes, wall time, their model loads in)."""
+    record: dict[str, Any] = {
+        "chunks": chunks,
+        "seconds": round(seconds, 6),  # a hash model takes well under a millisecond
+        "chunks_per_s": round(chunks / seconds, 2) if seconds > 0 else 0.0,
+        "model_id": model_id,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    if workers:
+        record["workers"] = workers
+    return {"throughput": record}
+
+
 def dense_ops(
     spec: EmbedderSpec,
     cache: VectorStore,
@@ -187,15 +202,7 @@ def dense_ops(
         meter = model.meter
         if not meter.texts:  # everything came from the cache: keep the last figure
             return {}
-        return {
-            "throughput": {
-                "chunks": meter.texts,
-                "seconds": round(meter.seconds, 6),  # a hash model takes well under a millisecond
-                "chunks_per_s": round(meter.rate(), 2),
-                "model_id": model.model_id,
-                "at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-        }
+        return throughput(meter.texts, meter.seconds, model.model_id)
 
     return ModeOps(
         analysis=f"dense:{model.model_id}",

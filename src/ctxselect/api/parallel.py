@@ -237,7 +237,7 @@ def embed_missing(
     groups = [missing[i : i + size] for i in range(0, len(missing), size)]
     tasks = [EmbedTask(source, tuple(text_of[k] for k in keys)) for keys in groups]
     label = f"embedding ({source.name}, {executor.workers} {executor.name} workers)"
-    bar = tqdm(total=len(missing), desc=label, unit="text", file=sys.stderr, disable=not progress)
+    bar = tqdm(total=len(missing), desc=label, unit="chunk", file=sys.stderr, disable=not progress)
     batches: list[EmbeddedBatch] = []
     with bar:
         for keys, done in zip(groups, executor.map(embed_task, tasks), strict=True):

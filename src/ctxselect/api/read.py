@@ -26,6 +26,7 @@ from ctxselect.budget import stop as _stop
 from ctxselect.budget.promote import promote_parents
 from ctxselect.budget.stop import DEFAULT_STOP, check_stop
 from ctxselect.config import (
+    DEFAULT_BUDGET,
     DEFAULT_FORMAT,
     DEFAULT_PACKER,
     check_budget_range,
@@ -94,7 +95,7 @@ class Index(InspectingReader):
     def select(
         self,
         query: str,
-        budget: int,
+        budget: int = DEFAULT_BUDGET,
         *,
         mode: str | None = None,
         packer: str = DEFAULT_PACKER,
@@ -110,6 +111,8 @@ class Index(InspectingReader):
     ) -> Selection:
         """Select the best chunks for ``query`` within ``budget`` tokens, framing included.
 
+        ``budget`` defaults to :data:`DEFAULT_BUDGET` (2,000), as in ``ctxselect select``.
+
         ``k`` bounds how many ranked chunks are considered (default: enough to fill the
         budget with chunks of the index's typical size, at least 50). ``mmr`` and
         ``rerank_model`` reorder them first (see :meth:`rank`); ``promote`` then sends
@@ -124,7 +127,7 @@ class Index(InspectingReader):
         Raises:
             ConfigError: ``stop`` is not ``auto``, ``none`` or a number in [0, 1], or a
                 number on an index (or reordering) without P(relevant); an invalid filter;
-                ``query`` not a string, ``budget`` not a whole number from 100 to
+                ``query`` not a string or blank, ``budget`` not a whole number from 100 to
                 100,000,000 (as the CLI, MCP and the adapters), ``k`` below 1, ``promote``
                 not a bool. Smaller budgets: :meth:`select_ranked` on :meth:`rank`.
         """
@@ -144,6 +147,10 @@ class Index(InspectingReader):
         )
         if filter and not hits:
             selection = dataclasses.replace(selection, note=self.note_for(filter))
+        if selection.stop == _stop.NO_MORE and len(hits) >= depth:  # the cap, not the matches
+            asked = f"-k {k}; a larger k ranks more" if k else "the depth ranked for this budget"
+            ended = f"{_stop.RANKING_END}: all {len(hits)} ranked chunks considered ({asked})"
+            selection = dataclasses.replace(selection, stop=ended)
         return selection
 
     def select_ranked(
@@ -322,6 +329,7 @@ def names(kind: str) -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_BUDGET",
     "DEFAULT_STOP",
     "Index",
     "check_select_k",

@@ -39,6 +39,24 @@ def check_text(query: object, what: str = "query") -> str:
     return query
 
 
+def check_query(query: object) -> str:
+    """Return ``query`` if it is a string with something besides whitespace, else raise.
+
+    Search, rank, select and explain refuse a blank query, as the MCP tools and the
+    adapters do, instead of answering "no chunk matches" for a query never searched.
+
+    Raises:
+        ConfigError: ``query`` is not a string, or is empty or whitespace only.
+    """
+    check_text(query)
+    if not str(query).strip():
+        raise ConfigError(
+            f"query is empty or whitespace only ({query!r:.20}), so there is nothing to rank "
+            f"chunks by: pass the text to look for"
+        )
+    return str(query)
+
+
 def check_k(k: object, fix: str = "pass how many ranked chunks to return, such as 10") -> int:
     """Return ``k`` if it is a whole number >= 1, else raise (``fix`` ends the message).
 
@@ -96,13 +114,13 @@ class SearchingReader(FilteredReader):
         does, :meth:`filter_note` says why.
 
         Raises:
-            ConfigError: An invalid glob or ``where`` condition, or a ``where`` key the
-                index does not store.
+            ConfigError: An empty or whitespace-only ``query``, an invalid glob or
+                ``where`` condition, or a ``where`` key the index does not store.
         """
         return self._search(query, k, mode, _filters.make_filter(include, exclude, where))
 
     def _search(self, query: str, k: int, mode: str | None, filter: Filter) -> list[Hit]:
-        check_text(query)
+        check_query(query)
         return self._search_many({"": query}, check_k(k), mode, filter)[""]
 
     def calibration(self, mode: str | None = None) -> _calibration.Calibration | None:
@@ -165,7 +183,7 @@ class SearchingReader(FilteredReader):
         return dataclasses.replace(found, p_relevant=p)
 
     def _explain(self, query: str, chunk_id: str, mode: str | None) -> Explanation:
-        check_text(query)
+        check_query(query)
         retriever = self.retriever(mode)
         if self._lazy:
             return self._pinned(lambda r: r.explain(query, chunk_id), mode)
@@ -179,4 +197,11 @@ class SearchingReader(FilteredReader):
         ]
 
 
-__all__ = ["EXPLAIN_P_DEPTH", "SearchingReader", "check_k", "check_queries", "check_text"]
+__all__ = [
+    "EXPLAIN_P_DEPTH",
+    "SearchingReader",
+    "check_k",
+    "check_queries",
+    "check_query",
+    "check_text",
+]

@@ -39,9 +39,12 @@ from ctxselect.api.sweep_setup import check_grid, dataset_name, default_sweep_di
 from ctxselect.config import BM25_KEY, BM25Params, ChunkSpec, FuseSpec
 from ctxselect.errors import InputError
 from ctxselect.eval import SweepGrid, SweepReport
+from ctxselect.ingest.walk import walks_every_file
 from ctxselect.retrieve.base import Retriever
 from ctxselect.tokens import MemoCounter
 from ctxselect.types import Chunk, Document
+
+_P = str | os.PathLike[str]
 
 SWEEP_METRICS = ("hit@1", "ndcg@10", "recall@100")
 DEFAULT_EPSILON = _eval.DEFAULT_EPSILON
@@ -50,6 +53,7 @@ DEFAULT_KNEE_METRIC = _eval.DEFAULT_KNEE_METRIC
 KNEE_METRICS = _eval.KNEE_METRICS
 DEFAULT_TURNS = _eval.DEFAULT_TURNS
 CACHED_FACTOR = _eval.CACHED_FACTOR
+EMPTY_DOCS_NOTE = _eval.EMPTY_DOCS_NOTE
 VECTORS_DIR = "vectors"
 """The results folder's vector cache (one ``.npz`` per model): chunks embedded once."""
 
@@ -182,6 +186,10 @@ class _Sweep:
             unknown_queries=labeled.unknown_queries,
             unknown_docs=labeled.unknown_docs,
             empty_docs=labeled.empty_docs,
+            excluded_query_ids=labeled.excluded_query_ids,
+            unknown_query_ids=labeled.unknown_query_ids,
+            unknown_doc_ids=labeled.unknown_doc_ids,
+            empty_doc_ids=labeled.empty_doc_ids,
             spans_beyond_text=labeled.spans_beyond_text,
             grid=grid,
             metrics=self.metrics,
@@ -316,6 +324,7 @@ def run_sweep(
     if plots:
         require("matplotlib.figure", extra="plot", feature="sweep plots")
     folder = Path(out or default_sweep_dir(corpus))
+    _check_out(folder, corpus, queries, qrels, spans)
     vectors = _embed.FileVectorCache(folder / VECTORS_DIR)
     model = _modes.experiment_embedder(embedder, grid.modes, vectors, progress=progress)
     loaded = _ingest.load_paths([corpus], progress=progress)
@@ -377,3 +386,18 @@ def no_recommendation(report: SweepReport) -> str:
     """Why the sweep recommends no budget ("" when it does): no selection at any swept
     budget holds a relevant document, so its knees are the smallest budget by default."""
     return _eval.no_recommendation(report)
+
+
+def _check_out(folder: Path, corpus: _P, queries: _P, qrels: _P | None, spans: _P | None) -> None:
+    """Refuse a results folder that is a file, or lies in the corpus or on an input.
+
+    Raises:
+        InputError: Naming the path and what to pass instead.
+    """
+    inputs = {"--corpus": corpus, "--queries": queries, "--qrels": qrels, "--spans": spans}
+    _eval.check_not_input(folder, "--out", inputs, folder=True, walked=walks_every_file)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(
+            f"--out {folder} is a file: the sweep writes a results folder there "
+            f"(results.jsonl, tables.txt, report.html); name a folder"
+        )

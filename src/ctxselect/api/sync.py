@@ -68,9 +68,19 @@ def _commit(
     work: _parallel.Work | None = None,
 ) -> None:
     if work is not None and work.embedder is not None and _modes.has_vectors(modes):
-        # the workers fill the vector cache; the dense writer below then embeds nothing
+        # the workers fill the vector cache; the dense writer below then embeds nothing,
+        # so the speed info reports is theirs
         cache = store.vector_cache()
-        _parallel.embed_missing(work.executor, chunks, cache, work.embedder, progress=progress)
+        began = time.perf_counter()
+        done = _parallel.embed_missing(
+            work.executor, chunks, cache, work.embedder, progress=progress
+        )
+        embedded = sum(len(batch.vectors) for batch in done)
+        if embedded:
+            seconds = time.perf_counter() - began
+            workers = work.executor.workers
+            measured = _modes.throughput(embedded, seconds, work.embedder.model_id, workers)
+            manifest = {**manifest, **measured}
     if plan.full:
         write_full(
             store,
@@ -181,6 +191,8 @@ def apply(
     if not (plan.upserts or plan.removed or rebuild):
         if max_bytes is not None and max_bytes != old.max_bytes:
             store.commit_settings({"max_bytes": max_bytes})
+            said = f"settings recorded: max_bytes {max_bytes:,}, for the next re-scans"
+            plan.note = f"{plan.note}; {said}" if plan.note else said
         # a run killed between its commit and its compaction left work pending: do it now
         return plan, _maintain(store, modes, compact_fraction)
     chunks = _chunks(store, plan, chunk, progress, executor)
@@ -348,6 +360,8 @@ def make_report(
         outside_links=ingest.outside_links,
         skipped_files=ingest.skipped_files,
         token_fallbacks=fallbacks,
+        replaced_files=ingest.replaced_files,
+        partial_files=ingest.partial_files,
     )
 
 

@@ -10,11 +10,9 @@ Every query is scored by the candidate the rule picks on the *other* folds, so t
 reported figure is out of sample, rule included (nested). The choice returned for use is
 then made on all the queries.
 
-A keyword retriever and a dense retriever are searched once per query, ``spec.depth``
-deep, and every spec of the grid fuses those same candidates (fusion costs microseconds;
-search does not). :func:`tune_index` does it on a stored index and records the chosen
-spec in its manifest, where ``search``, ``select`` and the MCP server read it; :func:`tune`
-does it in memory over a :class:`ChunkTable`.
+Each side is searched once per query, ``spec.depth`` deep, and every spec fuses those
+candidates. :func:`tune_index` records the chosen spec in a stored index's manifest (read
+by ``search``, ``select`` and MCP); :func:`tune` works in memory over a ChunkTable.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ctxselect import eval as _eval
-from ctxselect.api.calibrate import indexed_queries, label_mismatches, too_few_error
+from ctxselect.api.calibrate import indexed_labels, indexed_queries, label_mismatches, too_few_error
 from ctxselect.api.fusion_candidates import (
     CONVEX_WEIGHTS,
     DEFAULT_METRIC,
@@ -41,8 +39,7 @@ from ctxselect.api.fusion_candidates import (
     per_query_scores,
 )
 
-# tune_fusion calls these through this module's names: the tests and bench/tuning_noise.py
-# patch them here, as they patch _choose
+# called by these names: tests and bench/tuning_noise.py patch them here, as _choose
 from ctxselect.api.fusion_candidates import baselines as _baselines
 from ctxselect.api.fusion_candidates import grid_scores as _grid_scores
 from ctxselect.api.fusion_candidates import single_scores as _single_scores
@@ -107,7 +104,7 @@ class TuningReport:
             better of them by more than one SE.
         fold_std: Fold-to-fold spread of ``cv``: standard deviation (n - 1) of the folds'
             test means.
-        unknown_queries_in_qrels ... unmatched_labels: What of the labels the queries file
+        unknown_queries_in_qrels ... empty_doc_ids: What of the labels the queries file
             or the index lacks (``api.calibrate.LabelMismatches``; :func:`tune_index` only).
     """
 
@@ -130,6 +127,8 @@ class TuningReport:
     unknown_docs_in_qrels: int = 0
     unknown_doc_ids: tuple[str, ...] = ()
     unmatched_labels: tuple[str, ...] = ()
+    empty_docs_in_qrels: int = 0
+    empty_doc_ids: tuple[str, ...] = ()
 
 
 def tune_fusion(
@@ -141,10 +140,10 @@ def tune_fusion(
     folds: int = DEFAULT_FOLDS,
     seed: int = 0,
     metric: str = DEFAULT_METRIC,
+    progress: bool = False,
 ) -> TuningReport:
-    """Choose fusion by the one-SE rule, with its out-of-sample figure by k-fold CV.
-
-    The candidates are the grid and each side alone (:data:`SINGLES`); the rule picks the
+    """Choose fusion by the one-SE rule, with its out-of-sample figure by k-fold CV. The
+    candidates are the grid and each side alone (:data:`SINGLES`); the rule picks the
     simplest within one paired SE of the best (see the module docstring), inside each fold
     for ``cv`` and on every query for ``spec`` and ``mode``.
 
@@ -156,6 +155,7 @@ def tune_fusion(
         folds: Number of folds, at least 2 and at most the number of queries.
         seed: Seed of the fold assignment.
         metric: A metric name such as ``ndcg@10`` or ``recall@100``.
+        progress: Show a progress bar on stderr while the specs are scored.
 
     Raises:
         ConfigError: ``folds`` is out of range, the grid is empty, or the metric is bad.
@@ -178,7 +178,7 @@ def tune_fusion(
         )
     qids = list(labeled)
     found = hybrid.pools({q: queries[q] for q in qids}, max(spec.depth for spec in grid))
-    rows = [*_grid_scores(hybrid, found, labeled, grid, metric)]
+    rows = [*_grid_scores(hybrid, found, labeled, grid, metric, progress)]  # patched: positional
     rows += _single_scores(hybrid, found, labeled, metric).values()
     table = np.array([[scores.get(q, 0.0) for q in qids] for scores in rows])  # (rows, qids)
     fold = fold_of(qids, folds, seed)
@@ -293,6 +293,7 @@ def tune_index(
     write: bool = True,
     wait: float = 0.0,
     calibrate: bool = True,
+    progress: bool = False,
 ) -> TuningReport:
     """Tune the hybrid fusion of a stored index on labeled queries and remember it.
 
@@ -315,14 +316,14 @@ def tune_index(
         wait: Seconds to wait for another writer.
         calibrate: Then fit P(relevant) per mode (``api.calibrate.calibrate_index``) when writing
             and at least 10 queries are labeled.
+        progress: Show a progress bar on stderr while the fusion specs are scored.
 
     Raises:
         IndexMismatchError: The index has no dense vectors (build it with an embedder).
         InputError: No labeled query fits the index.
     """
     with open_index(index, embedder=embedder) as idx:
-        doc_ids = set(idx.store.doc_hashes())
-        labeled = _eval.load_labeled_set(queries, qrels, None, doc_ids, lambda _d: 0)
+        labeled, doc_ids = indexed_labels(idx, queries, qrels)
         if not indexed_queries(labeled, doc_ids):  # tuning on them would store noise
             raise too_few_error(idx.path, labeled, doc_ids, 0, what="fusion tuning", need=2)
         hybrid = idx.local_retriever(HybridRetriever.mode)  # a served one has no pools
@@ -336,6 +337,7 @@ def tune_index(
             folds=folds,
             seed=seed,
             metric=metric,
+            progress=progress,
         )
         mode = DEFAULT_MODE if report.mode == "keyword" else report.mode  # hybrid fuses bm25
         unknown = dataclasses.asdict(label_mismatches(labeled))

@@ -21,26 +21,21 @@ from ctxselect.api import modes as _modes
 from ctxselect.api import parallel as _parallel
 from ctxselect.api import sync as _sync
 from ctxselect.api import write_inputs as _inputs
+from ctxselect.api import write_options as _options
 from ctxselect.api import write_session as _session
 from ctxselect.api.read import Index, open_index
 from ctxselect.config import (
     DEFAULT_COMPACT_FRACTION,
     BM25Params,
     ChunkSpec,
-    resolve_index_dir,
 )
 from ctxselect.embed.windows import DEFAULT_INDEX_EMBED_LONG
 from ctxselect.errors import (
     ConfigError,
-    CtxselectError,
-    IndexNotFoundError,
-    StoreUnreachableError,
 )
 from ctxselect.errors import NotFoundError as _NotFound
-from ctxselect.index import compact as _compact
 from ctxselect.index.plan import under_roots, unreadable_ids
-from ctxselect.stores import Store, open_store
-from ctxselect.types import CompactReport, Document, IndexReport, VerifyReport
+from ctxselect.types import Document, IndexReport
 
 DEFAULT_MAX_BYTES = _ingest.DEFAULT_MAX_BYTES
 DEFAULT_EXECUTOR = _ingest.DEFAULT_EXECUTOR
@@ -124,14 +119,15 @@ def index_paths(
         MissingExtraError: The ray executor without ``ctxselect[ray]``.
     """
     started = time.perf_counter()
-    if not isinstance(rebuild, bool):
-        raise ConfigError(f"rebuild must be True or False, got {rebuild!r}")
+    _options.check_write_options(
+        compact_fraction, progress=progress, follow_symlinks=follow_symlinks, rebuild=rebuild
+    )
     parallel = _parallel.executor_for(executor, workers, ray_address)
     asked = [str(Path(p).resolve()) for p in _inputs.path_list(paths)]
     _inputs.check_settings(chunk, bm25, embedder)
     skip = _inputs.index_location(index)[1]  # an index under a root is no document
     _inputs.check_outside_index(asked, skip, "index")
-    _inputs.check_max_bytes(max_bytes)
+    _options.check_max_bytes(max_bytes)
     early: list[_ingest.IngestResult] = []
 
     def load(roots: list[str], limit: int) -> _ingest.IngestResult:
@@ -199,6 +195,7 @@ def add_documents(
     can only be set on a new index (see :func:`index_paths`).
     """
     started = time.perf_counter()
+    _options.check_write_options(compact_fraction, progress=progress)
     documents = _inputs.check_documents(documents)
     _inputs.check_settings(chunk, bm25, embedder)
     with _session.writing(index, wait) as store:
@@ -233,6 +230,8 @@ def add_paths(
     Paths must lie under the index's roots (their ids are the ones a re-scan gives); an
     index without roots yet takes ``paths`` as its roots, like ``index_paths``. Symlinks
     leading outside the index's roots are skipped and named unless ``follow_symlinks``.
+    A file that is now empty (or whitespace only) is removed from the index, as the next
+    re-scan would remove it.
     ``max_bytes``: as for :func:`index_paths` (default: the index's own; a given one is
     recorded).
 
@@ -243,10 +242,13 @@ def add_paths(
             (nothing is written).
     """
     started = time.perf_counter()
+    _options.check_write_options(
+        compact_fraction, progress=progress, follow_symlinks=follow_symlinks
+    )
     paths = _inputs.path_list(paths)
     skip = _inputs.index_location(index)[1]  # an index under a root is no document
     _inputs.check_outside_index(paths, skip, "add")
-    _inputs.check_max_bytes(max_bytes)
+    _options.check_max_bytes(max_bytes)
     early: list[_ingest.IngestResult] = []
 
     def load(roots: list[str], limit: int) -> _ingest.IngestResult:
@@ -276,9 +278,11 @@ def add_paths(
             docs = under_roots(loaded.documents, roots)
             named = [os.fspath(p) for p in paths]  # hidden or ignored: a re-scan drops it
             docs, loaded = _ingest.keep_rescannable(docs, roots, named, loaded)
+        emptied = list(store.doc_hashes(list(loaded.report.empty_ids)))  # as a re-scan would
         plan, compacted = _sync.apply(
             store,
             docs,
+            removed=emptied,
             complete=False,
             roots=roots,
             chunk=None,
@@ -287,7 +291,7 @@ def add_paths(
             compact_fraction=compact_fraction,
             max_bytes=max_bytes,
         )
-        wrote = bool(plan.upserts or plan.full)
+        wrote = bool(plan.upserts or plan.full or plan.removed)
         return _sync.make_report(store, plan, compacted, started, ingest=loaded.report, wrote=wrote)
 
 
@@ -303,6 +307,7 @@ def remove_documents(
     A later ``index_paths`` re-scan adds a removed file back if it is still on disk.
     """
     started = time.perf_counter()
+    _options.check_write_options(compact_fraction)
     doc_ids = _inputs.doc_id_list(doc_ids)
     with _session.writing(index, wait, create=False) as store:
         known = store.doc_hashes(list(doc_ids))
@@ -334,46 +339,6 @@ def executor_names() -> list[str]:
     return _ingest.executor_names()
 
 
-def _open(index: PathArg | None) -> Store:
-    return open_store(resolve_index_dir(index))
-
-
-def compact_index(index: PathArg | None = None, *, wait: float = 0.0) -> CompactReport:
-    """Merge every segment into one base: searches then equal a full rebuild exactly."""
-    started = time.perf_counter()
-    with _session.writing(index, wait, create=False) as store:
-        manifest = _sync.read_manifest(store)
-        modes = _modes.stored_mode_ops(store, manifest)
-        if manifest.state.base_rows is None:
-            raise IndexNotFoundError(f"index {store.uri} holds nothing to compact yet")
-        store.check_base()  # never report a damaged index as compact
-        if not manifest.state.segments and not _compact.pending_rows(manifest):
-            n = store.counts()["chunks"]
-            return CompactReport(store.uri, n, 0, 0, 0.0, note="already compact")
-        rows, merged, dropped = _sync.compact(store, modes)
-        seconds = round(time.perf_counter() - started, 3)
-        return CompactReport(store.uri, rows, merged, dropped, seconds)
-
-
-def verify_index(index: PathArg | None = None) -> VerifyReport:
-    """Check an index's integrity; ``ok`` is False (with one line per problem) on damage.
-
-    Leftover files of an interrupted write are removed when no writer is running.
-    """
-    folder = resolve_index_dir(index)
-    try:
-        store = _open(folder)
-    except (IndexNotFoundError, StoreUnreachableError):
-        raise  # nothing to judge: a server that does not answer is not a damaged index
-    except CtxselectError as exc:
-        return VerifyReport(folder, False, ("open",), (str(exc),))
-    try:
-        checks, problems, removed = store.verify()
-        return VerifyReport(folder, not problems, tuple(checks), tuple(problems), tuple(removed))
-    finally:
-        store.close()
-
-
 def build_index(
     paths: PathArg | Sequence[PathArg],
     index: str | os.PathLike[str] | None = None,
@@ -388,11 +353,9 @@ __all__ = [
     "add_documents",
     "add_paths",
     "build_index",
-    "compact_index",
     "executor_names",
     "index_paths",
     "remove_documents",
-    "verify_index",
 ]
 
 _ = _retrieve  # the import registers every retrieval mode

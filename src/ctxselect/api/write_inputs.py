@@ -18,7 +18,11 @@ from ctxselect import chunk as _chunk
 from ctxselect import embed as _embed
 from ctxselect.api.modes import NO_EMBEDDER
 from ctxselect.api.sync import read_manifest
-from ctxselect.config import MAX_BYTES, BM25Params, ChunkSpec, resolve_index_dir
+from ctxselect.config import (
+    BM25Params,
+    ChunkSpec,
+    resolve_index_dir,
+)
 from ctxselect.errors import ConfigError, InputError, UnknownNameError
 from ctxselect.index.plan import Plan
 from ctxselect.ingest.files import base_folder
@@ -52,6 +56,11 @@ def path_list(paths: PathArg | Sequence[PathArg] | None) -> list[PathArg]:
             raise ConfigError(
                 f"paths must be file or folder paths (str or os.PathLike), got "
                 f"{type(item).__name__} {item!r}: pass one path or a list of paths"
+            )
+        if os.fspath(item) == "":  # Path("") is "." once resolved: the whole current folder
+            raise ConfigError(
+                "a path is empty (''), which would mean the current folder: pass the file "
+                "or folder to index (use '.' for the current folder)"
             )
     return items
 
@@ -103,10 +112,14 @@ def _typed(i: int, doc: object) -> Document:
     for name in ("doc_id", "text", "title", "source", "content_hash", "kind"):
         value = getattr(doc, name)
         if not isinstance(value, str):
+            fix = (  # an id is needed; the other fields may be left empty
+                f"pass it as a string, e.g. doc_id={str(value)!r:.60}"
+                if name == "doc_id"
+                else f"pass {name}='' for none"
+            )
             raise InputError(
                 f"documents[{i}] ({doc.doc_id!r:.60}) has {name}={value!r:.60}, a "
-                f"{type(value).__name__}: every text field of a Document is a str: pass "
-                f"{name}='' for none"
+                f"{type(value).__name__}: every text field of a Document is a str: {fix}"
             )
     fields = doc.fields
     pairs = list(fields.items()) if isinstance(fields, Mapping) else fields
@@ -318,20 +331,6 @@ def _meant(doc_id: str, held: set[str], base: str) -> str:
     return close[0] if close else ""
 
 
-def check_max_bytes(max_bytes: object) -> None:
-    """Refuse a ``max_bytes`` that is not None or a whole number of bytes >= 1.
-
-    Raises:
-        ConfigError: Naming the value, before any index folder is made.
-    """
-    if max_bytes is not None and not MAX_BYTES.valid(max_bytes):
-        raise ConfigError(
-            f"max_bytes must be a whole number of bytes >= 1 (or None for the index's own "
-            f"limit), got {max_bytes!r}: files larger than it are skipped; pass e.g. "
-            f"60_000_000"
-        )
-
-
 def check_named_loaded(report: IngestReport, paths: Sequence[PathArg]) -> None:
     """Refuse a write when a path the user named gave no document it should have.
 
@@ -350,8 +349,12 @@ def check_named_loaded(report: IngestReport, paths: Sequence[PathArg]) -> None:
 
 
 def note_kept_too_large(plan: Plan, store: Store, too_large: frozenset[str], limit: int) -> None:
-    """Say in ``plan.note`` which documents kept their indexed version because their file
-    is above ``limit`` in this run (a lower limit never removes a document)."""
+    """Name in ``plan.note`` the documents that kept their indexed version because their
+    file is above ``limit`` in this run (a lower limit never removes a document).
+
+    The plan counts them with every other document it keeps as indexed: ``unchanged``,
+    or ``updated`` in a full rebuild, which rewrites them from the store.
+    """
     kept = sorted(store.doc_hashes(sorted(too_large))) if too_large else []
     if not kept:
         return

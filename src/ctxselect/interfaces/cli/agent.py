@@ -9,6 +9,7 @@ import click
 from ctxselect import agent
 from ctxselect._require import require
 from ctxselect.agent import examples
+from ctxselect.agent.memory import IDLE_SECONDS
 from ctxselect.config import DEFAULT_TOKENIZER, PORT
 from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.group import (
@@ -71,7 +72,12 @@ def mcp_cmd(
         tokenizer = opened.chunk_spec.tokenizer
         library = examples.ExampleLibrary.load(library_path, tokenizer=tokenizer)
     server = mcp_server.build_server(
-        opened, library=library, allow_write=allow_write, max_result_tokens=max_result_tokens
+        opened,
+        library=library,
+        allow_write=allow_write,
+        max_result_tokens=max_result_tokens,
+        # over HTTP a client that went away never says so; over stdio the process ends
+        idle_seconds=IDLE_SECONDS if http else None,
     )
     if as_json:
         click.echo(json.dumps(mcp_server.tool_list(server), indent=2, ensure_ascii=False))

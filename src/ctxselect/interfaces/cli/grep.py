@@ -8,7 +8,14 @@ from ctxselect import api
 from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET
 from ctxselect.agent.grep import DEFAULT_CONTEXT, MAX_CONTEXT, GrepResult, grep_index
 from ctxselect.agent.grep_text import grep_lines
-from ctxselect.interfaces.cli.group import check_budget, cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import (
+    check_budget,
+    check_filter,
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+)
 
 
 @cli.command()
@@ -19,6 +26,7 @@ from ctxselect.interfaces.cli.group import check_budget, cli, emit_json, index_o
     "--include",
     multiple=True,
     metavar="GLOB",
+    callback=check_filter,
     help="Search only documents whose id matches a GLOB (gitignore syntax: '*.py' at any "
     "depth, 'docs/' a folder, '/src/*.py' anchored). Repeatable.",
 )
@@ -26,12 +34,13 @@ from ctxselect.interfaces.cli.group import check_budget, cli, emit_json, index_o
     "--exclude",
     multiple=True,
     metavar="GLOB",
+    callback=check_filter,
     help="Skip documents whose id matches a GLOB (gitignore syntax). Repeatable.",
 )
 @click.option(
     "--context",
     "-C",
-    type=int,
+    type=click.IntRange(0, MAX_CONTEXT),
     default=DEFAULT_CONTEXT,
     show_default=True,
     help=f"Lines before and after each matching line (0 to {MAX_CONTEXT}).",

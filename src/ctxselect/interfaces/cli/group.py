@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,6 +22,8 @@ from ctxselect.config import CONFIG_ENV, CONFIG_FILE, INDEX_ENV
 from ctxselect.errors import CtxselectError
 
 F = TypeVar("F", bound=Callable[..., Any])
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -43,8 +46,23 @@ class ErrorHandlingGroup(click.Group):
     """Turns ctxselect errors into one stderr line and exit 1, unless ``--debug``."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        given = list(ctx.args)  # click empties them while it dispatches
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            # a file named "-notes.md" reads as the options -n -o ...: say how to name it
+            named = [a for a in given if a.startswith(exc.option_name)]
+            files = [a for a in named if os.path.lexists(a)]
+            if not files:
+                raise
+            hint = (
+                f" ({files[0]} is read as options, and a file of that name exists: to pass "
+                f"it as a path, put -- before it: ctxselect {ctx.invoked_subcommand} "
+                f"[OPTIONS] -- {files[0]})"
+            )
+            raise click.NoSuchOption(
+                exc.option_name, exc.message + hint, exc.possibilities, exc.ctx
+            ) from None
         except (CtxselectError, OSError) as exc:
             # OSError: a file we were asked to write or read failed; its message names it.
             if ctx.obj and ctx.obj.get("debug"):
@@ -107,7 +125,7 @@ def mode_option(func: F) -> F:
     )(func)
 
 
-def _check_filter(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+def check_filter(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
     """Refuse an invalid glob or a --where without '=' as a usage error (one line)."""
     from ctxselect.api.filters import make_filter
 
@@ -126,7 +144,7 @@ def filter_options(func: F) -> F:
             "--where",
             multiple=True,
             metavar="KEY=VALUE",
-            callback=_check_filter,
+            callback=check_filter,
             help="Rank only documents whose metadata KEY equals VALUE: kind, language, "
             "path, title or a user field (BEIR metadata, Markdown front matter). "
             "Repeatable: the same KEY twice means either value, different KEYs all must hold.",
@@ -135,14 +153,14 @@ def filter_options(func: F) -> F:
             "--exclude",
             multiple=True,
             metavar="GLOB",
-            callback=_check_filter,
+            callback=check_filter,
             help="Leave out documents whose id matches a GLOB (gitignore syntax). Repeatable.",
         ),
         click.option(
             "--include",
             multiple=True,
             metavar="GLOB",
-            callback=_check_filter,
+            callback=check_filter,
             help="Rank only documents whose id matches a GLOB (gitignore syntax: '*.py' at "
             "any depth, 'docs/' a folder, '/src/*.py' anchored). Repeatable.",
         ),

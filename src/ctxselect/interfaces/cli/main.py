@@ -6,7 +6,9 @@ its commands to that group, and :func:`register_commands` imports them all.
 
 from __future__ import annotations
 
-from ctxselect.interfaces.cli.group import cli
+import sys
+
+from ctxselect.interfaces.cli.group import INTERRUPTED, cli
 
 
 def register_commands() -> None:
@@ -24,8 +26,16 @@ def register_commands() -> None:
 
 
 def main() -> None:
-    """Entry point of the ``ctxselect`` script."""
-    register_commands()
+    """Entry point of the ``ctxselect`` script.
+
+    Ctrl-C while the commands load (before any of them runs) ends with one line and exit
+    130, as it does during a write, not with a traceback through the imports.
+    """
+    try:
+        register_commands()
+    except KeyboardInterrupt:
+        print("interrupted while starting: nothing was read or written", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
     cli(prog_name="ctxselect")
 
 

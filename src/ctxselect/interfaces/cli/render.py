@@ -62,10 +62,14 @@ def index_report(report: IndexReport) -> str:
         )
     replaced = report.skipped.get("decoded_with_replacement", 0)
     if replaced:
+        names = _first_few([one_line(path) for path in report.replaced_files])
         lines.append(
-            f"loaded with invalid UTF-8 replaced by U+FFFD: {counted(replaced, 'file')} "
-            "(save them as UTF-8 to keep every character)"
+            f"loaded with invalid UTF-8 replaced by U+FFFD: {counted(replaced, 'file')}"
+            f"{': ' + names if names else ''} (save them as UTF-8 to keep every character)"
         )
+    if report.partial_files:
+        names = _first_few([f"{one_line(path)} ({why})" for path, why in report.partial_files])
+        lines.append(f"partly read: {names}")
     if report.unsupported_files:
         names = _first_few([one_line(path) for path in report.unsupported_files])
         lines.append(f"unsupported (no loader for the file type): {names}")
@@ -240,8 +244,9 @@ def dense_settings(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "throughput",
                 f"{float(measured.get('chunks_per_s', 0.0)):,.1f} chunks/s embedding "
                 f"{_count(int(measured.get('chunks', 0)), 'chunk')} in the last write that "
-                f"embedded "
-                f"({measured.get('at')})",
+                f"embedded"
+                + (f", {measured['workers']} workers" if measured.get("workers") else "")
+                + f" ({measured.get('at')})",
             )
         )
     fusion = settings.get("fusion")

@@ -16,7 +16,7 @@ from ctxselect.api.evaluate import (
     render_table,
 )
 from ctxselect.api.modes import fusion_modes
-from ctxselect.api.sweep import SweepReport
+from ctxselect.api.sweep import EMPTY_DOCS_NOTE, SweepReport
 from ctxselect.api.tune import TuningReport
 from ctxselect.interfaces.cli.render import counted
 from ctxselect.types import one_line
@@ -99,10 +99,7 @@ def eval_result(result: EvalResult) -> str:
         where="the corpus",
     )
     if result.empty_docs_in_qrels:
-        lines.append(
-            "judged documents that are empty (no text to index): "
-            + _judged(result.empty_docs_in_qrels, result.empty_doc_ids)
-        )
+        lines.append(empty_docs_line(result.empty_docs_in_qrels, result.empty_doc_ids))
     if result.spans_beyond_text:
         lines.append(f"spans ending past their document's text: {result.spans_beyond_text}")
     if result.unmatched_labels:
@@ -134,6 +131,11 @@ def label_mismatches(
     if judgments:
         lines.append(f"judged documents not in {where}: {_judged(judgments, doc_ids)}")
     return lines
+
+
+def empty_docs_line(judgments: int, doc_ids: Sequence[str]) -> str:
+    """Name the judged documents that have no text, so were never indexed (``eval``, ``tune``)."""
+    return f"{EMPTY_DOCS_NOTE}: {_judged(judgments, doc_ids)}"
 
 
 def _judged(judgments: int, doc_ids: Sequence[str]) -> str:

@@ -7,9 +7,10 @@ from typing import Any, cast
 
 import click
 
-from ctxselect.api import write
+from ctxselect.api import maintain, write
 from ctxselect.config import MAX_BYTES, WAIT
 from ctxselect.interfaces.cli.group import (
+    INTERRUPTED,
     F,
     cli,
     emit_json,
@@ -21,9 +22,6 @@ from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.options import INDEX_DEFAULT
 from ctxselect.interfaces.cli.render import counted
 from ctxselect.types import CompactReport, IndexReport, VerifyReport
-
-INTERRUPTED = 130
-"""Exit code of a write stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
 def interruptible(func: F) -> F:
@@ -158,7 +156,7 @@ def remove(doc_ids: tuple[str, ...], index: str | None, wait: float, as_json: bo
 @interruptible
 def compact(index: str | None, wait: float, as_json: bool) -> None:
     """Merge all segments into one: results then equal a full rebuild exactly."""
-    report = write.compact_index(index, wait=wait)
+    report = maintain.compact_index(index, wait=wait)
     emit_json(report) if as_json else click.echo(compact_text(report))
 
 
@@ -179,7 +177,7 @@ def compact_text(report: CompactReport) -> str:
 @click.pass_context
 def verify(ctx: click.Context, index: str | None, as_json: bool) -> None:
     """Check an index's integrity; exit 1 with the reason when it is damaged."""
-    report = write.verify_index(index)
+    report = maintain.verify_index(index)
     if as_json:
         emit_json(report)
     else:

@@ -114,11 +114,15 @@ BUDGETS_HELP = f"each from {config.MIN_BUDGET} tokens, as select takes"
     help="Differences in the knee metric treated as ties between configurations.",
 )
 @click.option(
-    "--turns", type=int, default=sweeps.DEFAULT_TURNS, show_default=True, help="Turns T (cost)."
+    "--turns",
+    type=number(config.TURNS),
+    default=sweeps.DEFAULT_TURNS,
+    show_default=True,
+    help="Turns T (cost).",
 )
 @click.option(
     "--cache-factor",
-    type=float,
+    type=number(config.CACHE_FACTOR),
     default=sweeps.CACHED_FACTOR,
     show_default=True,
     help="Price factor c of re-sent tokens (cost).",
@@ -211,14 +215,14 @@ def sweep(
 @click.option("--budget", type=number(config.BUDGET), required=True, help="Tokens selected (B).")
 @click.option(
     "--turns",
-    type=int,
+    type=number(config.TURNS),
     default=sweeps.DEFAULT_TURNS,
     show_default=True,
     help="Turns the context stays, the first included.",
 )
 @click.option(
     "--cache-factor",
-    type=float,
+    type=number(config.CACHE_FACTOR),
     default=sweeps.CACHED_FACTOR,
     show_default=True,
     help="Price of a re-sent token: 0.1 cached, 1.0 uncached.",

@@ -22,7 +22,13 @@ from ctxselect.api.calibrate import (
 from ctxselect.api.tune import DEFAULT_FOLDS, DEFAULT_METRIC, TuningReport, tune_index
 from ctxselect.errors import InputError
 from ctxselect.interfaces.cli import render_measure
-from ctxselect.interfaces.cli.group import cli, emit_json, index_option, json_option
+from ctxselect.interfaces.cli.group import (
+    cli,
+    emit_json,
+    index_option,
+    json_option,
+    progress_enabled,
+)
 from ctxselect.interfaces.cli.numbers import number
 from ctxselect.interfaces.cli.store import wait_option
 
@@ -161,6 +167,7 @@ def _tune_fusion(
         write=write,
         wait=wait,
         calibrate=False,
+        progress=progress_enabled(),
     )
 
 
@@ -171,6 +178,8 @@ def _mismatches(report: TuningReport) -> LabelMismatches:
         report.unknown_docs_in_qrels,
         report.unknown_doc_ids,
         report.unmatched_labels,
+        report.empty_docs_in_qrels,
+        report.empty_doc_ids,
     )
 
 
@@ -183,6 +192,10 @@ def _mismatch_lines(unknown: LabelMismatches) -> list[str]:
         unknown.unknown_doc_ids,
         where="the index",
     )
+    if unknown.empty_docs_in_qrels:
+        lines.append(
+            render_measure.empty_docs_line(unknown.empty_docs_in_qrels, unknown.empty_doc_ids)
+        )
     if unknown.unmatched_labels:
         lines.append(render_measure.unmatched_labels_line(unknown.unmatched_labels))
     return lines
