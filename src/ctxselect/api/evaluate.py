@@ -3,7 +3,8 @@
 
 Like :mod:`ctxselect.api`, this module composes stages (ingest, chunk, retrieve, budget,
 eval); :mod:`ctxselect.api.eval_scoring` holds the blocks ``evaluate_corpus`` scores with,
-:mod:`ctxselect.api.lab` the lab (re-exported here) and :mod:`ctxselect.api.sweep` the sweep.
+:mod:`ctxselect.api.lab` the lab and :mod:`ctxselect.api.compare` ``compare_run_files``
+(both re-exported here), and :mod:`ctxselect.api.sweep` the sweep.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from ctxselect import embed as _embed
 from ctxselect import eval as _eval
 from ctxselect.api import modes as _modes
+from ctxselect.api.compare import compare_run_files
 from ctxselect.api.eval_scoring import (
     plan_eval,
     ranked_documents,
@@ -46,10 +48,9 @@ from ctxselect.config import (
     BM25Params,
     ChunkSpec,
 )
-from ctxselect.errors import ConfigError, IndexNotFoundError, InputError
+from ctxselect.errors import ConfigError, IndexNotFoundError
 from ctxselect.eval import Comparison, SessionCost, render_table, session_cost
 from ctxselect.ingest.walk import walks_every_file
-from ctxselect.types import Qrels, Run
 
 __all__ = [
     "LAB_BUDGETS",
@@ -371,73 +372,3 @@ def _write_per_query(
     lines = [json.dumps({"qid": qid, **values[qid]}) + "\n" for qid in sorted(values)]
     with open(path, "w", encoding="utf-8") as handle:
         handle.writelines(lines)
-
-
-def compare_run_files(
-    run_a: str | os.PathLike[str],
-    run_b: str | os.PathLike[str],
-    qrels: str | os.PathLike[str],
-    *,
-    metrics: Sequence[str] | str = _eval.DEFAULT_METRICS,
-    permutations: int = DEFAULT_PERMUTATIONS,
-    seed: int = DEFAULT_SEED,
-) -> Comparison:
-    """Compare two TREC runs per metric: paired differences and a randomization test.
-
-    A run of chunks (``DOC#N`` ids, as ``eval --level chunk --run-out`` writes) matches no
-    document judgment; it is scored by document instead, each document ranked by its best
-    chunk as ``eval`` ranks them at ``level="doc"``, and ``by_document`` names it.
-
-    Raises:
-        ConfigError: A metric is invalid or is a budget metric (runs hold rankings, not
-            selections), or ``permutations`` < 1.
-        InputError: A file is malformed, or the runs share no query with the qrels.
-    """
-    ranking, budget_specs = _eval.split_metrics(metrics)
-    if budget_specs:
-        raise ConfigError(
-            f"{budget_specs[0]} is a budget metric, and TREC runs hold rankings, not "
-            "selections: compare ranking metrics (ndcg@10, recall@100, ...), or measure "
-            "budgets with `ctxselect eval --budgets` or `ctxselect sweep`"
-        )
-    judged = _eval.load_qrels(qrels)
-    runs, by_document = [], []
-    for path in (run_a, run_b):
-        run = _eval.in_trec_eval_order(_eval.read_trec_run(path))  # ties as trec_eval
-        _check_run_queries(run, judged, path, qrels)
-        documents = _eval.chunk_run_by_document(run, judged)
-        if documents is not None:  # eval --level chunk's ids: score its documents
-            run = documents
-            by_document.append(os.fspath(path))
-        runs.append(run)
-    result = _eval.compare_runs(
-        runs[0],
-        runs[1],
-        judged,
-        [str(spec) for spec in ranking],
-        permutations=permutations,
-        seed=seed,
-    )
-    return dataclasses.replace(
-        result, run_a=os.fspath(run_a), run_b=os.fspath(run_b), by_document=tuple(by_document)
-    )
-
-
-def _check_run_queries(run: Run, judged: Qrels, path: _Path, qrels: _Path) -> None:
-    """Refuse a run with no line, or none of whose queries the qrels judge, naming it.
-
-    Raises:
-        InputError: Naming the run file, what it holds and the fix.
-    """
-    if not run:
-        raise InputError(
-            f"run {os.fspath(path)} holds no ranking: it is empty; write one line per "
-            f"ranked document, 'qid Q0 docid rank score tag' (`ctxselect eval --run-out`)"
-        )
-    if not any(qid in judged for qid in run):
-        shown = ", ".join(sorted(run)[:3])
-        raise InputError(
-            f"run {os.fspath(path)} shares no query id with the qrels {os.fspath(qrels)} "
-            f"(run: {shown}...; qrels: {', '.join(sorted(judged)[:3])}...): use the same "
-            f"query ids in both, e.g. the queries file's ids"
-        )
