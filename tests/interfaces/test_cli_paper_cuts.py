@@ -127,10 +127,12 @@ def test_ctrl_c_while_the_commands_load_is_one_line_and_exit_130(monkeypatch, ca
     # sent in the first half second, it printed a traceback through the imports
     from ctxselect.interfaces.cli import main as entry
 
-    def interrupted() -> None:
+    def interrupted(name: str) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(entry, "register_commands", interrupted)
+    monkeypatch.setattr(entry, "_import_command_module", interrupted)
+    monkeypatch.setattr(entry.cli, "commands", {})  # as in a fresh process: none loaded
+    monkeypatch.setattr("sys.argv", ["ctxselect", "search", "budget"])
     with pytest.raises(SystemExit) as ended:
         entry.main()
     assert ended.value.code == 130

@@ -16,10 +16,7 @@ from ctxselect.agent import DEFAULT_BUDGET, MIN_BUDGET, line_ranges
 from ctxselect.api import chunking
 from ctxselect.api.project import ProjectConfig
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_K, DEFAULT_PACKER
-from ctxselect.interfaces.cli import (
-    indexing,  # noqa: F401  (registers `index`)
-    render,
-)
+from ctxselect.interfaces.cli import render
 from ctxselect.interfaces.cli.group import (
     check_budget,
     choices,

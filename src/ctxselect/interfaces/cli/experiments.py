@@ -11,10 +11,7 @@ import click
 from ctxselect import config
 from ctxselect.api import evaluate
 from ctxselect.config import DEFAULT_FORMAT, DEFAULT_MODE, DEFAULT_PACKER, ChunkSpec
-from ctxselect.interfaces.cli import (
-    render_measure,
-    sweep,  # noqa: F401  (registers `sweep` and `cost`)
-)
+from ctxselect.interfaces.cli import render_measure
 from ctxselect.interfaces.cli.group import (
     choices,
     cli,

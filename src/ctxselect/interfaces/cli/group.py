@@ -4,7 +4,8 @@
 Each command body is parse -> one ``api`` call -> render. stdout carries data; stderr
 carries everything else. A :class:`CtxselectError` becomes one line on stderr and exit
 code 1 (``--debug`` shows the traceback). Command modules import from here and add
-their commands to :data:`cli`; ``main.py`` imports them all (so none imports ``main``).
+their commands to :data:`cli`; ``main.py`` imports them when they are asked for (so none
+imports ``main``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,26 @@ def emit_json(value: Any) -> None:
 
 
 class ErrorHandlingGroup(click.Group):
-    """Turns ctxselect errors into one stderr line and exit 1, unless ``--debug``."""
+    """Turns ctxselect errors into one stderr line and exit 1, unless ``--debug``.
+
+    Commands load on demand: when ``command_loader`` is set (``main.py`` sets it), asking
+    for a command not yet added imports only the module that defines it, and listing
+    the commands (``--help``) imports them all. A cold ``ctxselect mcp`` or ``search``
+    then does not import the evaluation, sweep and store commands it never runs.
+    """
+
+    command_loader: Callable[[str | None], None] | None = None
+    """Imports the module defining the named command (every command module for None)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and self.command_loader is not None:
+            self.command_loader(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        if self.command_loader is not None:
+            self.command_loader(None)
+        return super().list_commands(ctx)
 
     def invoke(self, ctx: click.Context) -> Any:
         given = list(ctx.args)  # click empties them while it dispatches
