@@ -45,3 +45,30 @@ def test_help_and_an_unknown_command_load_them_all():
     every = set(COMMAND_MODULES.values())
     assert _modules_after("--help") == every
     assert _modules_after("no-such-command") == every
+
+
+def test_info_states_the_same_defaults_whichever_commands_are_loaded(tmp_path):
+    # `info` reads option defaults off other commands (`--budget` off `select`): a run
+    # that loaded only `info`'s module must state what a run with every command does
+    from ctxselect.api import index_paths
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Budgets\n\nA token budget caps a selection.\n")
+    index = str(tmp_path / "ix")
+    index_paths([tmp_path / "docs"], index)
+    lazy = (
+        "import json\n"
+        "from ctxselect.interfaces.cli.main import cli\n"
+        f"cli.main(['--no-config', 'info', '--index', {index!r}, '--json'])\n"
+    )
+    every = lazy.replace("import cli\n", "import cli, register_commands\nregister_commands()\n")
+    sources = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, check=True
+            ).stdout
+        )["sources"]
+        for script in (lazy, every)
+    ]
+    assert sources[0] == sources[1]
+    assert {"setting": "budget", "value": 2000, "source": "default"} in sources[0]

@@ -115,7 +115,7 @@ def setting_sources(
         elif key in built:
             value, source = built[key], "index manifest"
         else:
-            value, source = _default(group, key, setting.default), "default"
+            value, source = _default(ctx, group, key, setting.default), "default"
         rows.append(SettingSource(key, value, source))
     return tuple(rows)
 
@@ -168,11 +168,14 @@ def _differs(key: str, value: object, built: object) -> str:
     return f"; the index has {built} until `ctxselect index` runs"
 
 
-def _default(group: click.Command | None, key: str, fallback: object) -> object:
-    """The option's own default where it has one (``--budget 2000``), else ``fallback``."""
+def _default(ctx: click.Context, group: click.Command | None, key: str, fallback: object) -> object:
+    """The option's own default where it has one (``--budget 2000``), else ``fallback``.
+
+    The command is asked of the group, which loads its module if this run has not.
+    """
     if isinstance(group, click.Group):
         for name in APPLIES.get(key, ()):
-            command = group.commands.get(name)
+            command = group.get_command(ctx, name)
             param = option_for(command, name, key) if command else None
             if param is not None and isinstance(param.default, str | int | float):
                 return param.default  # (a flag's default is click's UNSET sentinel)
