@@ -134,8 +134,8 @@ def check_not_input(
             )
         inside = target == source or target.is_relative_to(source)
         # a hidden folder on the way (./.ctxselect/...) is one the corpus walk skips
-        skipped = _hidden_below(target, source) if inside else True
-        if source.is_dir() and inside and not skipped and (walked is None or walked(source)):
+        read = inside and not _hidden_below(target, source)
+        if read and source.is_dir() and (walked is None or walked(source)):
             what = "folder" if folder else "file"
             raise InputError(
                 f"{flag} {path} lies inside the {name} folder {given}: the next run would "
